@@ -1,0 +1,198 @@
+"""Command line: a thin layer over the Python API."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import replace
+
+import click
+
+from .benchmarks import BENCHMARKS, DataError, get_benchmark
+from .metrics import TIE_POLICIES
+from .models import MODELS
+from .protocols import ORDER_POLICIES, PROTOCOLS
+from .runner import RunConfig, RunError, run, score_run
+from .video.decode import VideoError
+from .video.sampling import Sampling
+
+METRICS = {
+    "accuracy": "pairwise ranking (similarity) or choice accuracy; ties lose unless --tie-policy ties-correct",
+    "P": "accuracy on proficiency items", "P+T": "main and proficiency both right (ViLMA)",
+    "group": "all main items of a group right (Vinoground group score, TemporalBench MBA)",
+    "text / video": "all-correct per role (Vinoground text and video scores)",
+    "StrictVLE": "e(V,C+) > 0.5 and e(V,C-) < 0.5", "ClassicVLE": "e(V,C+) > e(V,C-)",
+    "acc(pos)": "e(V,C+) > 0.5", "acc(neg|pos)": "negatives right among items whose positive was right",
+    "acc_A / acc_B / bias / A∧B": "choice asked in both orders (--order both)",
+    "average": "mean over tests of the benchmark's headline metric",
+    "recall@k": "video-to-text retrieval (metrics.recall_at_k)",
+}
+
+
+class Failure(click.ClickException):
+    pass
+
+
+def _guard(fn):
+    """Known failures become one clear line, never a traceback."""
+    def wrapped(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (RunError, DataError, VideoError, ValueError, FileNotFoundError) as exc:
+            raise Failure(str(exc)) from None
+    wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
+    return wrapped
+
+
+@click.group()
+@click.version_option(package_name="timefoil")
+def main() -> None:
+    """timefoil: does a video-language model understand time?"""
+
+
+@main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+def list_cmd(as_json: bool) -> None:
+    """Benchmarks, models and metrics."""
+    data = {"benchmarks": {n: b.description for n, b in BENCHMARKS.items()},
+            "models": {n: d for n, (_, d) in MODELS.items()}, "metrics": METRICS, "protocols": list(PROTOCOLS)}
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    for section, entries in data.items():
+        click.echo(click.style(section, bold=True))
+        if isinstance(entries, dict):
+            for name, text in entries.items():
+                click.echo(f"  {name:28s} {text}")
+        else:
+            click.echo("  " + ", ".join(entries))
+
+
+@main.command()
+@click.argument("benchmark", type=click.Choice(["synth"]))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="directory to write")
+@click.option("--per-family", default=8, show_default=True, help="counterfactual pairs per family")
+@click.option("--seed", default=0, show_default=True)
+@_guard
+def generate(benchmark: str, out: str, per_family: int, seed: int) -> None:
+    """Render the synthetic counterfactual suite."""
+    from .synth import generate as generate_suite
+
+    items = generate_suite(out, per_family=per_family, seed=seed)
+    click.echo(f"wrote {len(items)} items to {out}")
+
+
+def _frames_list(value: str | None) -> list[int]:
+    if not value:
+        return []
+    try:
+        return [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected a number or a list like 1,2,4,8, got {value!r}") from None
+
+
+def _model_args(pairs: tuple[str, ...]) -> dict:
+    args = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise click.BadParameter(f"--model-arg takes key=value, got {pair!r}")
+        args[key] = value
+    return args
+
+
+@main.command("run")
+@click.argument("benchmark")
+@click.option("--model", "model_spec", required=True, help="e.g. random, constant, bag-of-frames")
+@click.option("--model-arg", multiple=True, help="adapter option key=value (repeatable)")
+@click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
+@click.option("--protocol", type=click.Choice(PROTOCOLS))
+@click.option("--frames", help="frames per video, or a list (1,2,4,8: one run per value)")
+@click.option("--fps", type=float, help="frames per second instead of a fixed count")
+@click.option("--max-frames", type=int, default=64, show_default=True, help="cap for --fps")
+@click.option("--strategy", type=click.Choice(["mid", "endpoints"]), default="mid", show_default=True)
+@click.option("--frame-order", type=click.Choice(["natural", "shuffled", "reversed"]), default="natural",
+              show_default=True, help="temporal-sensitivity ablation")
+@click.option("--single-frame", is_flag=True, help="show one randomly chosen frame")
+@click.option("--blind", is_flag=True, help="no video: the language-prior baseline")
+@click.option("--order", "order_policy", type=click.Choice(ORDER_POLICIES), help="option order for choice")
+@click.option("--judge", help="a model that maps free-form choice answers to a letter")
+@click.option("--limit", type=int, help="only the first N groups")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="run directory (resumes if present)")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="frame and response cache (TIMEFOIL_CACHE)")
+@click.option("--retry-errors", is_flag=True, help="ask again the requests that failed last time")
+@click.option("--no-progress", is_flag=True)
+@_guard
+def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, max_frames, strategy, frame_order,
+            single_frame, blind, order_policy, judge, limit, seed, out, cache_dir, retry_errors, no_progress):
+    """Evaluate a model on a benchmark (rerun the same command to resume)."""
+    from .report import load_scored, print_runs
+
+    bench = get_benchmark(benchmark)
+    counts = _frames_list(frames)
+    if counts and fps:
+        raise click.BadParameter("give --frames or --fps, not both")
+    base = bench.default_sampling
+    if fps:
+        base = Sampling(frames=None, fps=fps, max_frames=max_frames)
+    samplings = [replace(base, frames=n, fps=None) for n in counts] or [base]
+    samplings = [replace(s, strategy=strategy, order=frame_order, single_frame=single_frame, seed=seed,
+                         max_frames=max_frames) for s in samplings]
+    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol, model_args=_model_args(model_arg),
+                       limit=limit, seed=seed, order_policy=order_policy, blind=blind, judge=judge)
+    run_dirs = []
+    for sampling in samplings:
+        run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())
+        run(replace(config, sampling=sampling), run_dir, cache_dir=cache_dir, progress=not no_progress and
+            sys.stderr.isatty(), retry_errors=retry_errors)
+        run_dirs.append(run_dir)
+    print_runs([load_scored(d) for d in run_dirs])
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--tie-policy", type=click.Choice(TIE_POLICIES), default="strict", show_default=True)
+@_guard
+def score(run_dir: str, as_json: bool, tie_policy: str) -> None:
+    """Recompute every metric from a run's stored answers (no model needed)."""
+    report = score_run(run_dir, tie_policy=tie_policy)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        return
+    from .report import load_scored, print_runs
+
+    scored = load_scored(run_dir)
+    scored.report = report
+    print_runs([scored])
+
+
+@main.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="also write the tables as CSV")
+@_guard
+def report(run_dirs: tuple[str, ...], csv_path: str | None) -> None:
+    """Tables of one or more runs, side by side."""
+    from .report import load_scored, print_runs, write_csv
+
+    runs = [load_scored(d) for d in run_dirs]
+    print_runs(runs)
+    if csv_path:
+        write_csv(runs, csv_path)
+        click.echo(f"wrote {csv_path}")
+
+
+@main.command()
+@click.option("--out", default="timefoil-demo", show_default=True, type=click.Path(file_okay=False))
+@click.option("--per-family", default=6, show_default=True)
+@_guard
+def demo(out: str, per_family: int) -> None:
+    """Generate a small suite, run the reference models, print the tables (offline)."""
+    from .demo import run_demo
+
+    run_demo(out, per_family=per_family)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Reference models that need no weights: the floor and the sanity checks of every table."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+
+from ..colours import COLOURS
+from ..hashing import seeded_unit
+from ..requests import Answer, Request
+from .base import FrameSource, Model
+
+ALL_KINDS = frozenset({"similarity", "entailment", "choice", "generation"})
+
+
+class RandomModel(Model):
+    """Answers drawn from the seed and the request's content hash: a resumed or repeated run
+    gives the same answers, and identical requests (a shared (video, text) pair) share a
+    score, as a real encoder's would."""
+
+    name = "random"
+    kinds = ALL_KINDS
+
+    def __init__(self, seed: int = 0):
+        self.seed = int(seed)
+
+    def fingerprint(self) -> dict:
+        return {"name": self.name, "seed": self.seed}
+
+    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        out = []
+        for request in requests:
+            u = seeded_unit(self.seed, request.key())
+            if request.kind == "similarity":
+                out.append(Answer(score=u))
+            elif request.kind == "entailment":
+                out.append(Answer(raw="Yes" if u > 0.5 else "No", probs={"yes": u, "no": 1 - u}))
+            elif request.kind == "choice":
+                labels = request.labels
+                out.append(Answer(raw=labels[int(u * len(labels))], probs={k: 1 / len(labels) for k in labels}))
+            else:
+                out.append(Answer(raw=f"random answer {u:.6f}"))
+        return out
+
+
+class ConstantModel(Model):
+    """Always the first option, always Yes, the same score for everything (so every
+    similarity comparison is a tie): exposes position bias and tie handling."""
+
+    name = "constant"
+    kinds = ALL_KINDS
+
+    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        out = []
+        for request in requests:
+            if request.kind == "similarity":
+                out.append(Answer(score=0.0))
+            elif request.kind == "entailment":
+                out.append(Answer(raw="Yes", probs={"yes": 1.0, "no": 0.0}))
+            elif request.kind == "choice":
+                out.append(Answer(raw=request.labels[0]))
+            else:
+                out.append(Answer(raw="a video"))
+        return out
+
+
+class BagOfFramesModel(Model):
+    """Order-blind by construction: the video is the sum of per-frame colour counts (an
+    integer sum, so any reordering of the same frames gives exactly the same feature) and
+    the text is a bag of colour words. score = <text colours, video colour shares>."""
+
+    name = "bag-of-frames"
+    kinds = frozenset({"similarity"})
+
+    def __init__(self, tolerance: int = 60):
+        self.tolerance = int(tolerance)
+        self._palette = np.array(list(COLOURS.values()), np.int32)
+
+    def fingerprint(self) -> dict:
+        return {"name": self.name, "tolerance": self.tolerance, "colours": sorted(COLOURS)}
+
+    def video_feature(self, array: np.ndarray) -> np.ndarray:
+        """Integer pixel counts per colour, summed over frames."""
+        pixels = array.reshape(-1, 3).astype(np.int32)
+        dist = np.abs(pixels[:, None, :] - self._palette[None]).max(axis=2)
+        nearest = dist.argmin(axis=1)
+        close = dist[np.arange(len(pixels)), nearest] <= self.tolerance
+        return np.bincount(nearest[close], minlength=len(self._palette)).astype(np.int64)
+
+    @staticmethod
+    def text_feature(text: str) -> np.ndarray:
+        words = re.findall(r"[a-z]+", text.lower())
+        return np.array([words.count(c) for c in COLOURS], np.int64)
+
+    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        out = []
+        for request in requests:
+            text = self.text_feature(request.text)
+            if request.video is None:
+                out.append(Answer(score=0.0))
+                continue
+            shown = frames(request.video, request.sampling)
+            counts = self.video_feature(shown.array)
+            total = shown.array.shape[0] * shown.array.shape[1] * shown.array.shape[2]
+            out.append(Answer(score=float(int(text @ counts)) / total))
+        return out

@@ -1,0 +1,144 @@
+"""Terminal tables from stored runs: sections as rows, metrics as columns, as the papers lay
+them out; bold where significantly above chance, with the chance row and the 95% CI."""
+from __future__ import annotations
+
+import csv
+import sys
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .runner import load_run, score_run
+from .scoring import ScoreReport
+from .stats import MetricValue
+
+
+@dataclass
+class ScoredRun:
+    run_dir: str
+    label: str
+    sampling: str
+    report: ScoreReport
+
+
+def load_scored(run_dir: str) -> ScoredRun:
+    meta, _ = load_run(run_dir)
+    config = meta["config"]
+    sampling = config.get("sampling") or {}
+    label = f"{sampling['frames']}f" if sampling.get("frames") else f"{sampling.get('fps')}fps"
+    if sampling.get("single_frame"):
+        label += " single"
+    if sampling.get("order", "natural") != "natural":
+        label += f" {sampling['order']}"
+    if config.get("blind"):
+        label = "blind"
+    return ScoredRun(run_dir, f"{config['model']} · {label}", label, score_run(run_dir))
+
+
+def split_name(name: str) -> tuple[str, str]:
+    section, _, metric = name.rpartition("/")
+    return section, metric
+
+
+def _cell(metric: MetricValue | None) -> Text:
+    if metric is None or metric.value is None:
+        return Text("–", style="dim")
+    text = Text(f"{metric.value:.1f}", style="bold" if metric.significant else "")
+    if metric.ci95:
+        text.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
+    if metric.extra.get("warning"):
+        text.append(" !", style="red")
+    return text
+
+
+def run_table(run: ScoredRun) -> Table:
+    report = run.report
+    by_section: OrderedDict[str, dict[str, MetricValue]] = OrderedDict()
+    columns: list[str] = []
+    for metric in report.metrics:
+        section, name = split_name(metric.name)
+        by_section.setdefault(section, {})[name] = metric
+        if name not in columns:
+            columns.append(name)
+    table = Table(title=f"{report.benchmark} · {report.protocol} · {run.label}", title_justify="left")
+    table.add_column("section", no_wrap=True)
+    table.add_column("n", justify="right")
+    for name in columns:
+        table.add_column(name, justify="right", no_wrap=True)
+    overall = by_section.get("overall", {})
+    table.add_row(Text("chance", style="italic"), "",
+                  *[Text(f"{overall[c].chance:.1f}" if c in overall and overall[c].chance is not None else "",
+                         style="italic") for c in columns])
+    for section, metrics in by_section.items():
+        first = next(iter(metrics.values()))
+        table.add_row(section, str(first.n), *[_cell(metrics.get(c)) for c in columns])
+    return table
+
+
+def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
+    report = run.report
+    lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "
+             f"{report.ties} ties"]
+    for item_id, error in report.failures[:limit]:
+        lines.append(f"  error  {item_id}: {error}")
+    if len(report.failures) > limit:
+        lines.append(f"  ... and {len(report.failures) - limit} more (timefoil score --json lists all)")
+    return lines
+
+
+def make_console() -> Console:
+    """Wide tables stay readable when piped to a file."""
+    return Console(width=None if sys.stdout.isatty() else 160)
+
+
+def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
+    console = console or make_console()
+    for run in runs:
+        console.print(run_table(run))
+        for line in failure_lines(run):
+            console.print(line, style="red" if line.startswith("  error") else "dim")
+    same_kind: OrderedDict[tuple[str, str], list[ScoredRun]] = OrderedDict()
+    for run in runs:
+        same_kind.setdefault((run.report.benchmark, run.report.protocol), []).append(run)
+    for group in same_kind.values():
+        if len(group) > 1:
+            console.print(comparison_table(group))
+    console.print("bold: above chance (one-sided p < 0.05) · ±: half-width of the 95% CI · "
+                  "!: joined videos with fewer than 3 frames", style="dim")
+
+
+def comparison_table(runs: list[ScoredRun]) -> Table:
+    """The overall metrics of several runs side by side (a frames sweep, or several models)."""
+    columns: list[str] = []
+    for run in runs:
+        for metric in run.report.metrics:
+            section, name = split_name(metric.name)
+            if section == "overall" and name not in columns:
+                columns.append(name)
+    first = runs[0].report
+    table = Table(title=f"{first.benchmark} · {first.protocol} · overall, side by side", title_justify="left")
+    table.add_column("run", no_wrap=True)
+    for name in columns:
+        table.add_column(name, justify="right")
+    for run in runs:
+        overall = {split_name(m.name)[1]: m for m in run.report.metrics if split_name(m.name)[0] == "overall"}
+        table.add_row(run.label,
+                      *[_cell(overall.get(c)) for c in columns])
+    return table
+
+
+def write_csv(runs: list[ScoredRun], path: str) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["run", "benchmark", "model", "protocol", "sampling", "section", "metric", "value", "n",
+                         "chance", "ci_low", "ci_high", "p_value", "significant"])
+        for run in runs:
+            r = run.report
+            for m in r.metrics:
+                section, name = split_name(m.name)
+                lo, hi = m.ci95 or (None, None)
+                writer.writerow([run.run_dir, r.benchmark, r.model, r.protocol, run.sampling, section, name,
+                                 m.value, m.n, m.chance, lo, hi, m.p_value, m.significant])

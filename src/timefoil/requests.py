@@ -1,0 +1,66 @@
+"""What a model is asked (``Request``) and what it says (``Answer``).
+
+Four kinds (SPEC section 1): ``similarity`` scores one (video, text) pair, ``entailment``
+asks a Yes/No question, ``choice`` asks for one option letter, ``generation`` asks for free
+text. Models answer lists of requests in batches and never see which benchmark asked.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from .hashing import stable_hash
+from .items import VideoRef
+from .video.frames import content_key
+from .video.sampling import Sampling
+
+Kind = Literal["similarity", "entailment", "choice", "generation"]
+KINDS: tuple[str, ...] = ("similarity", "entailment", "choice", "generation")
+
+
+@dataclass(frozen=True)
+class Request:
+    kind: Kind
+    video: VideoRef | None  # None: a blind (text-only) question
+    text: str  # the caption for similarity, the full prompt otherwise
+    sampling: Sampling | None = None
+    labels: tuple[str, ...] = ()  # option letters for choice, as shown
+    option_texts: tuple[str, ...] = ()  # what each label stands for, to read answers that quote it
+    caption: str | None = None  # the caption an entailment prompt judges
+    system: str | None = None
+    max_tokens: int = 16
+
+    def key(self) -> str:
+        """Content hash: the video's bytes, not its path, so a changed file is re-asked."""
+        return stable_hash({
+            "kind": self.kind, "text": self.text, "labels": self.labels,
+            "options": self.option_texts, "caption": self.caption, "system": self.system,
+            "max_tokens": self.max_tokens,
+            "video": content_key(self.video) if self.video else None,
+            "sampling": self.sampling.to_json() if (self.sampling and self.video) else None,
+        }, 32)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "video": self.video.to_json() if self.video else None,
+                "text": self.text, "labels": list(self.labels), "option_texts": list(self.option_texts),
+                "caption": self.caption, "system": self.system}
+
+
+@dataclass
+class Answer:
+    """A model's raw reply. Parsing happens later, so stored runs can be re-parsed."""
+
+    raw: str | None = None
+    score: float | None = None  # similarity score
+    probs: dict[str, float] | None = None  # e.g. {"yes": .7, "no": .2} or {"A": .6, "B": .3}
+    error: str | None = None
+    latency: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "Answer":
+        return Answer(**{k: data.get(k) for k in ("raw", "score", "probs", "error")},
+                      latency=data.get("latency") or 0.0, meta=data.get("meta") or {})

@@ -1,0 +1,315 @@
+"""A run = benchmark x model x protocol x sampling, stored in a directory that can resume.
+
+Requests are deduplicated by content (a (video, text) pair shared by two items is asked
+once), grouped so that requests sharing a video are adjacent, looked up in the response
+cache, and answered in batches. Every answer is appended to ``items.jsonl`` as it arrives.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from . import __version__
+from .benchmarks import get_benchmark
+from .hashing import stable_hash
+from .items import Item
+from .models import Model, load_model
+from .parsing import parse_choice
+from .protocols import PlannedRequest, plan_requests, target_positions
+from .requests import Answer, Request
+from .scoring import ScoreReport, SummarySpec, score_records
+from .store import CONFIG, ResponseCache, RunLog
+from .video.frames import FrameStore
+from .video.decode import VideoError
+from .video.sampling import Sampling
+
+JUDGE_PROMPT = ("Please parse the following model response into either A or B. If the model response is just A "
+                "or B, then it denotes the model answer, just output it. The model response starts after ====, "
+                "and end before ====):\n====<MODEL RESPONSE>====\nProvide output your answer as a single "
+                "character (A or B): ")
+
+
+class RunError(RuntimeError):
+    """A run that cannot start (bad configuration, unsupported protocol, mismatched run dir)."""
+
+
+@dataclass
+class RunConfig:
+    benchmark: str
+    model: str
+    data_dir: str | None = None
+    protocol: str | None = None
+    sampling: Sampling | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)
+    limit: int | None = None  # first N groups; counterfactual groups are never split
+    seed: int = 0
+    order_policy: str | None = None  # "balanced" or "both"; the benchmark's by default
+    blind: bool = False  # text only: the language-prior baseline
+    judge: str | None = None  # a model that maps unparseable choice answers to a letter
+
+    def resolved(self) -> "RunConfig":
+        bench = get_benchmark(self.benchmark)
+        return RunConfig(**{**self.__dict__,
+                            "protocol": self.protocol or bench.default_protocol,
+                            "sampling": self.sampling or bench.default_sampling,
+                            "order_policy": self.order_policy or bench.order_policy,
+                            "data_dir": os.path.abspath(self.data_dir) if self.data_dir else None})
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["sampling"] = self.sampling.to_json() if self.sampling else None
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "RunConfig":
+        data = dict(data)
+        data["sampling"] = Sampling.from_json(data["sampling"]) if data.get("sampling") else None
+        return RunConfig(**data)
+
+
+def first_groups(items: Sequence[Item], limit: int | None) -> list[Item]:
+    if limit is None:
+        return list(items)
+    keep = list(OrderedDict.fromkeys(item.group_id for item in items))[:limit]
+    wanted = set(keep)
+    return [item for item in items if item.group_id in wanted]
+
+
+def _environment() -> dict[str, Any]:
+    versions = {"timefoil": __version__, "python": platform.python_version()}
+    for module in ("numpy", "av", "torch", "transformers"):
+        try:
+            versions[module] = __import__(module).__version__
+        except Exception:
+            continue
+    revision = None
+    try:
+        revision = subprocess.run(["git", "rev-parse", "HEAD"], cwd=os.path.dirname(__file__), capture_output=True,
+                                  text=True, timeout=5).stdout.strip() or None
+    except Exception:
+        pass
+    return {"versions": versions, "git_revision": revision, "platform": platform.platform()}
+
+
+def default_cache_dir() -> str:
+    return os.environ.get("TIMEFOIL_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "timefoil")
+
+
+class Runner:
+    def __init__(self, config: RunConfig, run_dir: str, *, cache_dir: str | None = None,
+                 model: Model | None = None, progress: bool = True, retry_errors: bool = False):
+        self.config = config.resolved()
+        self.run_dir = run_dir
+        self.cache_dir = cache_dir or default_cache_dir()
+        self.benchmark = get_benchmark(self.config.benchmark)
+        self.model = model or load_model(self.config.model, self.config.model_args)
+        self.judge = load_model(self.config.judge) if self.config.judge else None
+        self.progress = progress
+        self.retry_errors = retry_errors
+        self.frames = FrameStore(cache_dir=os.path.join(self.cache_dir))
+        self.fingerprint = stable_hash(self.model.fingerprint())
+        if self.config.protocol not in self.benchmark.protocols:
+            raise RunError(f"{self.benchmark.name} has no {self.config.protocol!r} protocol; "
+                           f"choose from {', '.join(self.benchmark.protocols)}")
+        if self.config.protocol not in self.model.kinds:
+            raise RunError(f"model {self.config.model!r} cannot answer {self.config.protocol} requests "
+                           f"(it answers: {', '.join(sorted(self.model.kinds))})")
+
+    # -- the run directory ------------------------------------------------------------------
+    def _open_run_dir(self) -> None:
+        os.makedirs(self.run_dir, exist_ok=True)
+        path = os.path.join(self.run_dir, CONFIG)
+        wanted = {"config": self.config.to_json(), "model_fingerprint": self.model.fingerprint(),
+                  "fingerprint_hash": self.fingerprint}
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as handle:
+                stored = json.load(handle)
+            if {k: stored.get(k) for k in wanted} != wanted:
+                raise RunError(f"{self.run_dir} holds a run with another configuration; "
+                               "use a new --out directory (or delete this one)")
+            return
+        data = {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **_environment()}
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2)
+        os.replace(tmp, path)
+
+    def plan(self) -> list[tuple[Item, PlannedRequest]]:
+        items = first_groups(self.benchmark.load(self.config.data_dir or ""), self.config.limit)
+        positions = target_positions(items, self.config.order_policy, self.config.seed)
+        return [(item, p) for item in items
+                for p in plan_requests(item, self.config.protocol, self.benchmark.prompts, self.config.sampling,
+                                       positions[item.id], self.config.blind)]
+
+    # -- answering --------------------------------------------------------------------------
+    def _frames(self, ref, sampling):
+        return self.frames.get(ref, sampling)
+
+    def _frame_info(self, request: Request) -> tuple[dict, str | None]:
+        """Decode (once, cached) before asking, so a bad video is an error for its requests
+        whatever the model, and every model sees exactly the same frames."""
+        if request.video is None:
+            return {"n": 0, "blind": True}, None
+        try:
+            frames = self.frames.get(request.video, request.sampling)
+        except VideoError as exc:
+            return {}, str(exc)
+        return {"n": int(frames.array.shape[0]), "degenerate": frames.degenerate}, None
+
+    def _ask(self, requests: list[Request]) -> list[Answer]:
+        start = time.perf_counter()
+        try:
+            answers = self.model.answer(requests, self._frames)
+            if len(answers) != len(requests):
+                raise RuntimeError(f"model returned {len(answers)} answers for {len(requests)} requests")
+        except Exception:
+            if len(requests) == 1:
+                raise
+            return [self._ask_one(r) for r in requests]  # isolate the request that fails
+        elapsed = (time.perf_counter() - start) / len(requests)
+        for answer in answers:
+            answer.latency = answer.latency or elapsed
+        return answers
+
+    def _ask_one(self, request: Request) -> Answer:
+        try:
+            return self._ask([request])[0]
+        except Exception as exc:
+            return Answer(error=f"model error: {type(exc).__name__}: {exc}")
+
+    def _judge(self, request: Request, answer: Answer) -> None:
+        if not (self.judge and request.kind == "choice" and answer.raw is not None and not answer.error):
+            return
+        if parse_choice(answer.raw, request.labels, request.option_texts).ok:
+            return
+        ask = Request("generation", None, JUDGE_PROMPT.replace("<MODEL RESPONSE>", answer.raw), max_tokens=4)
+        verdict = self._ask_one(ask)
+        answer.meta["judge"] = {"model": self.config.judge, "raw": verdict.raw, "error": verdict.error}
+
+    def run(self) -> ScoreReport:
+        self._open_run_dir()
+        log = RunLog(self.run_dir)
+        log.repair()
+        planned = self.plan()
+        done = log.done_ids(include_errors=not self.retry_errors)
+        pending: dict[str, list[tuple[Item, PlannedRequest]]] = defaultdict(list)
+        requests: dict[str, Request] = {}
+        for item, p in planned:
+            if p.id not in done:
+                key = p.request.key()
+                pending[key].append((item, p))
+                requests[key] = p.request
+        # Requests sharing a video sit together: frames stay hot and a model can reuse them.
+        keys = sorted(pending, key=lambda k: (requests[k].kind, requests[k].video.key() if requests[k].video else "",
+                                              requests[k].text))
+        cache = ResponseCache(os.path.join(self.cache_dir, "responses.sqlite"))
+        try:
+            with _progress(self.progress, sum(len(pending[k]) for k in keys), len(planned) - sum(
+                    len(v) for v in pending.values()), self.config.benchmark) as advance:
+                cached = cache.get_many([self._cache_key(k) for k in keys])
+                batch: list[str] = []
+                for key in keys:
+                    hit = cached.get(self._cache_key(key))
+                    if hit is not None:
+                        log.append(self._records(pending[key], Answer.from_json(hit["answer"]), hit["frames"], key))
+                        advance(len(pending[key]))
+                        continue
+                    batch.append(key)
+                    if len(batch) >= self.model.batch_size:
+                        self._answer_batch(batch, requests, pending, log, cache, advance)
+                        batch = []
+                if batch:
+                    self._answer_batch(batch, requests, pending, log, cache, advance)
+        finally:
+            cache.close()
+        return score_run(self.run_dir)
+
+    def _cache_key(self, request_key: str) -> str:
+        return stable_hash([self.fingerprint, request_key], 40)
+
+    def _answer_batch(self, keys, requests, pending, log, cache, advance) -> None:
+        info = {k: self._frame_info(requests[k]) for k in keys}
+        askable = [k for k in keys if info[k][1] is None]
+        answers = dict(zip(askable, self._ask([requests[k] for k in askable]))) if askable else {}
+        fresh = {}
+        for key in keys:
+            frames, video_error = info[key]
+            answer = Answer(error=video_error) if video_error else answers[key]
+            self._judge(requests[key], answer)
+            if not answer.error:
+                fresh[self._cache_key(key)] = {"answer": answer.to_json(), "frames": frames}
+            log.append(self._records(pending[key], answer, frames, key))
+            advance(len(pending[key]))
+        cache.put_many(fresh)
+
+    def _records(self, users, answer: Answer, frames: dict, key: str) -> list[dict]:
+        return [{"id": p.id, "item": item.describe(), "expected": p.expected,
+                 "request": {**p.request.to_json(), **p.info, "key": key}, "answer": answer.to_json(),
+                 "frames": frames} for item, p in users]
+
+
+class _progress:
+    """A rich progress bar with items/s and ETA; silent when disabled."""
+
+    def __init__(self, enabled: bool, total: int, completed: int, label: str):
+        self.enabled, self.total, self.completed, self.label = enabled, total, completed, label
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda n: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), transient=True)
+        self.bar.__enter__()
+        task = self.bar.add_task(self.label, total=self.total + self.completed, completed=self.completed,
+                                 rate="")
+        started = time.perf_counter()
+        counted = [0]
+
+        def advance(n: int) -> None:
+            counted[0] += n
+            rate = counted[0] / max(1e-9, time.perf_counter() - started)
+            self.bar.update(task, advance=n, rate=f"{rate:.1f} req/s")
+
+        return advance
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.bar.__exit__(*exc)
+        return False
+
+
+def summary_spec(benchmark: str) -> SummarySpec:
+    try:
+        return get_benchmark(benchmark).summary
+    except ValueError:
+        return SummarySpec()
+
+
+def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    config_path = os.path.join(run_dir, CONFIG)
+    if not os.path.exists(config_path):
+        raise RunError(f"{run_dir} is not a run directory (no {CONFIG})")
+    with open(config_path, encoding="utf-8") as handle:
+        meta = json.load(handle)
+    return meta, RunLog(run_dir).read()
+
+
+def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
+    """Every metric recomputed from the stored answers; no model is loaded."""
+    meta, records = load_run(run_dir)
+    config = meta["config"]
+    return score_records(records, benchmark=config["benchmark"], model=config["model"],
+                         protocol=config["protocol"], spec=summary_spec(config["benchmark"]), tie_policy=tie_policy)
+
+
+def run(config: RunConfig, run_dir: str, **options) -> ScoreReport:
+    """Run (or resume) ``config`` into ``run_dir`` and return its scores."""
+    return Runner(config, run_dir, **options).run()

@@ -1,0 +1,179 @@
+"""From stored records to the metrics of a run: one generic routine for every benchmark.
+
+Sections are "overall", each test, each test/subtest and each category. In every section:
+item-level metrics of the protocol, "P" on proficiency items, all-correct scores per role
+(Vinoground text/video), over all main items of a group (group score, MBA), and with
+proficiency ("P+T"); the benchmark declares names and the headline average.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from . import metrics as M
+from .protocols import ItemOutcome, build_outcome
+from .stats import MetricValue, proportion
+
+
+@dataclass(frozen=True)
+class SummarySpec:
+    group_metric: str = "group"  # name of the all-main-items-correct score ("MBA" for TemporalBench)
+    average: str | None = None  # metric averaged over tests for the headline, e.g. "P+T"
+    average_excludes: tuple[str, ...] = ()  # tests left out of the average (VELOCITI's control)
+    rename: dict[str, str] = field(default_factory=dict)  # e.g. {"accuracy": "T"}
+    categories: bool = True
+
+
+@dataclass
+class ScoreReport:
+    benchmark: str
+    model: str
+    protocol: str
+    items: int
+    errors: int
+    parse_failures: int
+    ties: int
+    metrics: list[MetricValue]
+    failures: list[tuple[str, str]]  # (item id, error message)
+    unanswered: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, "model": self.model, "protocol": self.protocol,
+                "items": self.items, "errors": self.errors, "parse_failures": self.parse_failures,
+                "ties": self.ties, "unanswered": self.unanswered,
+                "metrics": [m.to_json() for m in self.metrics],
+                "failures": [{"id": i, "error": e} for i, e in self.failures]}
+
+    def get(self, name: str) -> MetricValue:
+        for metric in self.metrics:
+            if metric.name == name:
+                return metric
+        raise KeyError(f"no metric {name!r}; have {[m.name for m in self.metrics]}")
+
+
+def outcomes_from_records(records: Iterable[dict[str, Any]]) -> list[ItemOutcome]:
+    by_item: dict[str, list[dict]] = defaultdict(list)
+    for record in records:
+        by_item[record["item"]["id"]].append(record)
+    return [build_outcome(recs) for recs in by_item.values()]
+
+
+def _group_chance(outcomes: Sequence[ItemOutcome]) -> float:
+    if all(o.kind == "similarity" for o in outcomes):
+        return M.similarity_group_chance([c for o in outcomes for c in o.comparisons()])
+    return math.prod(o.chance() for o in outcomes)
+
+
+def _all_correct(name: str, outcomes: Sequence[ItemOutcome], tie_policy: str) -> MetricValue:
+    groups: dict[str, list[ItemOutcome]] = defaultdict(list)
+    for o in outcomes:
+        groups[o.item["group_id"]].append(o)
+    return M.all_correct(name, {g: [o.correct(tie_policy) for o in os] for g, os in groups.items()},
+                         {g: _group_chance(os) for g, os in groups.items()})
+
+
+def _item_metrics(outcomes: Sequence[ItemOutcome], kind: str, tie_policy: str) -> list[MetricValue]:
+    if kind == "similarity":
+        return [M.ranking_accuracy("accuracy", [o.scores for o in outcomes], [o.target for o in outcomes],
+                                   tie_policy)]
+    if kind == "entailment":
+        e_pos, e_neg = [o.e_pos for o in outcomes], [o.e_neg for o in outcomes]
+        return [M.strict_vle(e_pos, e_neg), M.classic_vle(e_pos, e_neg), M.positive_accuracy(e_pos),
+                M.negative_accuracy_given_positive(e_pos, e_neg)]
+    trials = [(t, o.n_options) for o in outcomes for t in o.trials]
+    unanswered = [o.n_options for o in outcomes for _ in range(o.unanswered)]
+    result = [M.accuracy("accuracy", [t.correct for t, _ in trials] + [False] * len(unanswered),
+                         [k for _, k in trials] + unanswered)]
+    if outcomes and all(o.n_options == 2 and len(o.trials) == 2 for o in outcomes):
+        result += M.order_metrics([o.trials[0].correct for o in outcomes], [o.trials[1].correct for o in outcomes])
+    elif any(len(o.trials) > 1 for o in outcomes):
+        result.append(proportion("all orders", [o.correct() for o in outcomes], [o.chance() for o in outcomes]))
+    return result
+
+
+def section_metrics(outcomes: Sequence[ItemOutcome], spec: SummarySpec, tie_policy: str) -> list[MetricValue]:
+    main = [o for o in outcomes if not o.is_proficiency]
+    proficiency = [o for o in outcomes if o.is_proficiency]
+    kind = outcomes[0].kind
+    result: list[MetricValue] = []
+    if main:
+        result += _item_metrics(main, kind, tie_policy)
+    if proficiency:
+        result.append(proportion("P", [o.correct(tie_policy) for o in proficiency],
+                                 [o.chance() for o in proficiency]))
+    roles = sorted({o.item["role"] for o in main})
+    per_group: dict[str, int] = defaultdict(int)
+    roles_in_group: dict[str, set] = defaultdict(set)
+    for o in main:
+        per_group[o.item["group_id"]] += 1
+        roles_in_group[o.item["group_id"]].add(o.item["role"])
+    if len(roles) > 1 and all(len(r) > 1 for r in roles_in_group.values()):  # e.g. Vinoground text/video
+        for role in roles:
+            result.append(_all_correct(role, [o for o in main if o.item["role"] == role], tie_policy))
+    if per_group and max(per_group.values()) > 1:
+        result.append(_all_correct(spec.group_metric, main, tie_policy))
+    if proficiency and main:
+        result.append(_all_correct("P+T", outcomes, tie_policy))
+    failures = sum(o.parse_failures for o in outcomes)
+    errors = sum(bool(o.errors) or bool(o.unanswered) for o in outcomes)
+    flagged = any(o.degenerate for o in outcomes)
+    out = []
+    for metric in result:
+        extra = dict(metric.extra, parse_failures=failures, errors=errors)
+        if flagged:
+            extra["warning"] = "joined videos sampled with fewer than 3 frames: video scores are meaningless"
+        out.append(MetricValue(spec.rename.get(metric.name, metric.name), metric.value, metric.n,
+                               metric.chance, metric.ci95, metric.p_value, extra))
+    return out
+
+
+def summarize(outcomes: Sequence[ItemOutcome], spec: SummarySpec = SummarySpec(),
+              tie_policy: str = "strict") -> list[MetricValue]:
+    if not outcomes:
+        return []
+    sections: dict[str, list[ItemOutcome]] = {"overall": list(outcomes)}
+    tests: dict[str, list[ItemOutcome]] = defaultdict(list)
+    subtests: dict[str, list[ItemOutcome]] = defaultdict(list)
+    categories: dict[str, list[ItemOutcome]] = defaultdict(list)
+    for o in outcomes:
+        tests[o.item["test"]].append(o)
+        if o.item.get("subtest"):
+            subtests[f"{o.item['test']}/{o.item['subtest']}"].append(o)
+        for c in o.item.get("categories") or ():
+            categories[f"category:{c}"].append(o)
+    for test, outs in sorted(tests.items()):  # each test, then its subtests
+        if len(tests) > 1:
+            sections[test] = outs
+        sections.update(sorted((k, v) for k, v in subtests.items() if k.split("/")[0] == test))
+    if spec.categories:
+        sections.update(sorted(categories.items()))
+    result = []
+    for section, outs in sections.items():
+        for metric in section_metrics(outs, spec, tie_policy):
+            result.append(_named(metric, f"{section}/{metric.name}"))
+    if spec.average and len(tests) > 1:
+        wanted = spec.rename.get(spec.average, spec.average)
+        parts = [m for m in result for t in tests if t not in spec.average_excludes and m.name == f"{t}/{wanted}"]
+        if parts:
+            result.insert(0, _named(M.mean_of(f"average {wanted}", parts), f"overall/average {wanted}"))
+    return result
+
+
+def _named(metric: MetricValue, name: str) -> MetricValue:
+    return MetricValue(name, metric.value, metric.n, metric.chance, metric.ci95, metric.p_value, metric.extra)
+
+
+def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: str, protocol: str,
+                  spec: SummarySpec = SummarySpec(), tie_policy: str = "strict") -> ScoreReport:
+    outcomes = outcomes_from_records(records)
+    failures = [(o.item["id"], e) for o in outcomes for e in dict.fromkeys(o.errors)]
+    failures += [(o.item["id"], f"{o.unanswered} request(s) not answered (run incomplete)")
+                 for o in outcomes if o.unanswered]
+    return ScoreReport(
+        benchmark=benchmark, model=model, protocol=protocol, items=len(outcomes),
+        errors=sum(bool(o.errors) or bool(o.unanswered) for o in outcomes),
+        parse_failures=sum(o.parse_failures for o in outcomes),
+        ties=sum(o.tie() for o in outcomes), unanswered=sum(o.unanswered for o in outcomes),
+        metrics=summarize(outcomes, spec, tie_policy), failures=failures)

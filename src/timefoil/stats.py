@@ -1,0 +1,121 @@
+"""Confidence intervals and tests against chance. Values are in percent."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    """One reported number with everything needed to judge it."""
+
+    name: str
+    value: float | None  # percent (percentage points for differences); None when n = 0
+    n: int
+    chance: float | None
+    ci95: tuple[float, float] | None
+    p_value: float | None  # one-sided against chance (two-sided for differences)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value is not None and self.p_value < 0.05
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"name": self.name, "value": _round(self.value), "n": self.n, "chance": _round(self.chance),
+                "ci95": [_round(x) for x in self.ci95] if self.ci95 else None,
+                "p_value": self.p_value, "significant": self.significant}
+        data.update(self.extra)
+        return data
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 6)
+
+
+def wilson(successes: int, n: int) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 100.0)
+    p = successes / n
+    denom = 1 + Z95**2 / n
+    centre = (p + Z95**2 / (2 * n)) / denom
+    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
+    return (100 * max(0.0, centre - half), 100 * min(1.0, centre + half))
+
+
+def _binomial_pmf(n: int, p: float) -> np.ndarray:
+    k = np.arange(n + 1)
+    if p <= 0 or p >= 1:
+        pmf = np.zeros(n + 1)
+        pmf[0 if p <= 0 else n] = 1.0
+        return pmf
+    logs = (np.vectorize(math.lgamma)(n + 1.0) - np.vectorize(math.lgamma)(k + 1.0)
+            - np.vectorize(math.lgamma)(n - k + 1.0) + k * math.log(p) + (n - k) * math.log1p(-p))
+    return np.exp(logs)
+
+
+def upper_tail(successes: int, chances: Sequence[float]) -> float:
+    """P(X >= successes) where X is a sum of independent Bernoulli(chance_i) (exact).
+
+    Items with the same chance form a binomial; the distinct binomials are convolved."""
+    pmf = np.array([1.0])
+    for p, count in Counter(round(c, 12) for c in chances).items():
+        pmf = np.convolve(pmf, _binomial_pmf(count, p))
+    return float(min(1.0, max(0.0, pmf[successes:].sum())))
+
+
+def proportion(name: str, outcomes: Sequence[bool], chances: Sequence[float], **extra: Any) -> MetricValue:
+    """Share of successes, with per-unit chance levels (heterogeneous chance allowed)."""
+    n = len(outcomes)
+    if n == 0:
+        return MetricValue(name, None, 0, None, None, None, extra)
+    k = int(sum(bool(x) for x in outcomes))
+    chance = 100 * float(np.mean(chances))
+    return MetricValue(name, 100 * k / n, n, chance, wilson(k, n), upper_tail(k, chances), extra)
+
+
+def mean_of(name: str, parts: Sequence[MetricValue], **extra: Any) -> MetricValue:
+    """Unweighted mean of independent metrics (e.g. the average over aspects or tests).
+    Normal approximation: each part contributes its own binomial variance."""
+    parts = [p for p in parts if p.value is not None and p.n > 0]
+    if not parts:
+        return MetricValue(name, None, 0, None, None, None, extra)
+    k = len(parts)
+    value = sum(p.value for p in parts) / k
+    chance = sum(p.chance for p in parts) / k
+    var = sum((p.value / 100) * (1 - p.value / 100) / p.n for p in parts) / k**2
+    var0 = sum((p.chance / 100) * (1 - p.chance / 100) / p.n for p in parts) / k**2
+    half = 100 * Z95 * math.sqrt(var)
+    p_value = 0.5 * math.erfc(((value - chance) / 100) / math.sqrt(2 * var0)) if var0 > 0 else None
+    return MetricValue(name, value, sum(p.n for p in parts), chance,
+                       (max(0.0, value - half), min(100.0, value + half)), p_value,
+                       {"parts": len(parts), **extra})
+
+
+def paired_difference(name: str, first: Sequence[bool], second: Sequence[bool], **extra: Any) -> MetricValue:
+    """second - first in percentage points for paired outcomes (e.g. acc_B - acc_A).
+    The p-value is McNemar's exact two-sided test on the discordant pairs; chance is 0."""
+    n = len(first)
+    if n == 0:
+        return MetricValue(name, None, 0, 0.0, None, None, extra)
+    d = np.array(second, float) - np.array(first, float)
+    value = 100 * d.mean()
+    sd = d.std(ddof=1) if n > 1 else 0.0
+    half = 100 * Z95 * sd / math.sqrt(n)
+    return MetricValue(name, value, n, 0.0, (value - half, value + half),
+                       mcnemar_exact(int((d > 0).sum()), int((d < 0).sum())), extra)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the two discordant counts."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = float(_binomial_pmf(n, 0.5)[: min(b, c) + 1].sum())
+    return min(1.0, 2 * tail)

@@ -1,0 +1,82 @@
+"""Durable run state: the append-only answer log and the cross-run response cache."""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from typing import Any, Iterable
+
+ANSWERS = "items.jsonl"
+CONFIG = "run.json"
+
+
+class RunLog:
+    """``items.jsonl``: one JSON object per answered request, appended and flushed as answers
+    arrive. A run killed mid-write leaves at most one partial last line, which is cut away
+    before appending again, so a resumed run neither loses nor duplicates a record."""
+
+    def __init__(self, run_dir: str):
+        self.path = os.path.join(run_dir, ANSWERS)
+
+    def repair(self) -> None:
+        if not os.path.exists(self.path):
+            return
+        with open(self.path, "rb+") as handle:
+            data = handle.read()
+            if data and not data.endswith(b"\n"):
+                handle.truncate(data.rfind(b"\n") + 1)
+
+    def read(self) -> list[dict[str, Any]]:
+        if not os.path.exists(self.path):
+            return []
+        records = []
+        with open(self.path, encoding="utf-8") as handle:
+            for line in handle:
+                if not line.endswith("\n"):
+                    break  # a partial line from an interrupted write
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        return records
+
+    def done_ids(self, include_errors: bool = True) -> set[str]:
+        return {r["id"] for r in self.read() if include_errors or not r["answer"].get("error")}
+
+    def append(self, records: Iterable[dict[str, Any]]) -> None:
+        lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        if not lines:
+            return
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(lines)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+class ResponseCache:
+    """SQLite map from (model fingerprint, request content) to a stored answer, shared by
+    runs: a rerun, or a run with another configuration asking the same thing, reuses it."""
+
+    def __init__(self, path: str):
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        self.db = sqlite3.connect(path, timeout=30)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self.db.commit()
+
+    def get_many(self, keys: list[str]) -> dict[str, dict]:
+        found: dict[str, dict] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            rows = self.db.execute(
+                f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            found.update((k, json.loads(v)) for k, v in rows)
+        return found
+
+    def put_many(self, values: dict[str, dict]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?)",
+                            [(k, json.dumps(v)) for k, v in values.items()])
+        self.db.commit()
+
+    def close(self) -> None:
+        self.db.close()

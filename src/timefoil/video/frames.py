@@ -1,0 +1,145 @@
+"""Decode each (video content, sampling) once: a memory LRU in front of an on-disk cache."""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..hashing import file_hash, stable_hash
+from ..items import VideoRef
+from .decode import VideoError, VideoUndecodable, decode_indices, probe
+from .sampling import FramePlan, PartInfo, Sampling, ablation_order, plan_frames, window_frames
+
+
+@dataclass
+class Frames:
+    """What a model is shown: frames in display order and where they came from."""
+
+    array: np.ndarray  # uint8 [n, height, width, 3]
+    entries: tuple  # (part, index) or None (black) per frame, after ablations
+    degenerate: bool = False
+
+
+@dataclass
+class FrameStats:
+    decodes: int = 0
+    memory_hits: int = 0
+    disk_hits: int = 0
+
+
+def content_key(ref: VideoRef) -> dict:
+    """Identity of what a reference shows: file bytes, window and gap."""
+    if ref.is_concat:
+        return {"parts": [content_key(p) for p in ref.parts], "gap": ref.gap}
+    try:
+        digest = file_hash(ref.path)
+    except FileNotFoundError:
+        digest = f"missing:{ref.path}"
+    return {"sha": digest, "start": ref.start, "end": ref.end}
+
+
+def _resize_nearest(array: np.ndarray, height: int, width: int) -> np.ndarray:
+    rows = (np.arange(height) * array.shape[0] / height).astype(int)
+    cols = (np.arange(width) * array.shape[1] / width).astype(int)
+    return array[:, rows][:, :, cols]
+
+
+@dataclass
+class FrameStore:
+    cache_dir: str | None = None
+    memory_bytes: int = 512 * 1024 * 1024
+    stats: FrameStats = field(default_factory=FrameStats)
+    _memory: OrderedDict = field(default_factory=OrderedDict)
+    _used: int = 0
+
+    def get(self, ref: VideoRef, sampling: Sampling) -> Frames:
+        key = stable_hash({"video": content_key(ref), "sampling": sampling.decode_key()}, 32)
+        decoded = self._load(key)
+        if decoded is None:
+            decoded = self._decode(ref, sampling)
+            self._save(key, decoded)
+        array, entries, degenerate = decoded
+        order = ablation_order(len(entries), sampling, ref.key())
+        return Frames(array[order], tuple(entries[i] for i in order), degenerate)
+
+    # -- caching -------------------------------------------------------------------------
+    def _load(self, key: str):
+        if key in self._memory:
+            self._memory.move_to_end(key)
+            self.stats.memory_hits += 1
+            return self._memory[key]
+        path = self._disk_path(key)
+        if path and os.path.exists(path):
+            try:
+                with np.load(path, allow_pickle=False) as data:
+                    value = (data["array"], _entries_from(data["entries"]), bool(data["degenerate"]))
+            except Exception:  # a damaged cache file is a miss, never a failure
+                return None
+            self.stats.disk_hits += 1
+            self._remember(key, value)
+            return value
+        return None
+
+    def _save(self, key: str, value) -> None:
+        self._remember(key, value)
+        path = self._disk_path(key)
+        if path:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            array, entries, degenerate = value
+            encoded = np.array([(-1, -1) if e is None else e for e in entries], dtype=np.int64).reshape(-1, 2)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npz")
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, array=array, entries=encoded, degenerate=degenerate)
+            os.replace(tmp, path)  # atomic: a killed run never leaves half a file
+
+    def _remember(self, key: str, value) -> None:
+        size = value[0].nbytes
+        self._memory[key] = value
+        self._used += size
+        while self._used > self.memory_bytes and len(self._memory) > 1:
+            _, old = self._memory.popitem(last=False)
+            self._used -= old[0].nbytes
+
+    def _disk_path(self, key: str) -> str | None:
+        return os.path.join(self.cache_dir, "frames", key[:2], key + ".npz") if self.cache_dir else None
+
+    # -- decoding ------------------------------------------------------------------------
+    def _decode(self, ref: VideoRef, sampling: Sampling):
+        self.stats.decodes += 1
+        sources = ref.parts if ref.is_concat else (ref,)
+        infos, parts = [], []
+        for source in sources:
+            info = probe(source.path)
+            first, stop = window_frames(info.n_frames, info.fps, source.start, source.end)
+            if stop <= first:
+                raise VideoUndecodable(source.path, f"window [{source.start}, {source.end}] s holds no frame")
+            infos.append(info)
+            parts.append(PartInfo(info.fps, first, stop))
+        plan: FramePlan = plan_frames(parts, sampling, ref.gap)
+        if not plan.entries:
+            raise VideoError(ref.key(), "sampling selects no frame")
+        if sampling.resize:
+            width, height = sampling.resize
+        else:
+            width, height = infos[0].width, infos[0].height
+        per_part: dict[int, dict[int, np.ndarray]] = {}
+        for p, source in enumerate(sources):
+            wanted = sorted({e[1] for e in plan.entries if e is not None and e[0] == p})
+            if wanted:
+                frames = decode_indices(source.path, wanted, sampling.resize)
+                if frames.shape[1:3] != (height, width):
+                    frames = _resize_nearest(frames, height, width)
+                per_part[p] = dict(zip(wanted, frames))
+        black = np.zeros((height, width, 3), np.uint8)
+        array = np.stack([black if e is None else per_part[e[0]][e[1]] for e in plan.entries])
+        return array, list(plan.entries), plan.degenerate
+
+
+def _entries_from(encoded: np.ndarray) -> list:
+    return [None if int(p) < 0 else (int(p), int(i)) for p, i in encoded]
+
+
+__all__ = ["FrameStore", "Frames", "FrameStats", "VideoError", "content_key"]
