@@ -27,7 +27,8 @@ _STATED = re.compile(
     re.IGNORECASE)
 _TOKEN = re.compile(r"(?<![A-Za-z])\(?([A-Z])(?![A-Za-z])")
 # "A man walks" uses A as an article; these words after "A" still read as an answer.
-_AFTER_LETTER = {"is", "was", "fits", "matches", "best", "describes", "seems", "correctly", "because"}
+_AFTER_LETTER = {"is", "was", "fits", "matches", "best", "describes", "seems", "correctly", "because", "or", "and",
+                 "nor", "vs", "versus"}
 
 
 def _normalise(text: str) -> str:

@@ -189,7 +189,10 @@ class Runner:
         if parse_choice(answer.raw, request.labels, request.option_texts).ok:
             return
         ask = Request("generation", None, JUDGE_PROMPT.replace("<MODEL RESPONSE>", answer.raw), max_tokens=4)
-        verdict = self._ask_one(ask)
+        try:
+            verdict = self.judge.answer([ask], self._frames)[0]
+        except Exception as exc:  # a failed judgement leaves the answer unparsed, never the run broken
+            verdict = Answer(error=f"judge error: {type(exc).__name__}: {exc}")
         answer.meta["judge"] = {"model": self.config.judge, "raw": verdict.raw, "error": verdict.error}
 
     def run(self) -> ScoreReport:
@@ -217,7 +220,7 @@ class Runner:
                 for key in keys:
                     hit = cached.get(self._cache_key(key))
                     if hit is not None:
-                        log.append(self._records(pending[key], Answer.from_json(hit["answer"]), hit["frames"], key))
+                        log.append(records_for(pending[key], Answer.from_json(hit["answer"]), hit["frames"], key))
                         advance(len(pending[key]))
                         continue
                     batch.append(key)
@@ -244,14 +247,18 @@ class Runner:
             self._judge(requests[key], answer)
             if not answer.error:
                 fresh[self._cache_key(key)] = {"answer": answer.to_json(), "frames": frames}
-            log.append(self._records(pending[key], answer, frames, key))
+            log.append(records_for(pending[key], answer, frames, key))
             advance(len(pending[key]))
         cache.put_many(fresh)
 
-    def _records(self, users, answer: Answer, frames: dict, key: str) -> list[dict]:
-        return [{"id": p.id, "item": item.describe(), "expected": p.expected,
-                 "request": {**p.request.to_json(), **p.info, "key": key}, "answer": answer.to_json(),
-                 "frames": frames} for item, p in users]
+
+
+def records_for(users: Sequence[tuple[Item, PlannedRequest]], answer: Answer, frames: dict, key: str) -> list[dict]:
+    """The stored form of one answer, once per request id that asked it. Each record carries
+    its item's description, so a run directory rescores with no benchmark files at hand."""
+    return [{"id": p.id, "item": item.describe(), "expected": p.expected,
+             "request": {**p.request.to_json(), **p.info, "key": key}, "answer": answer.to_json(),
+             "frames": frames} for item, p in users]
 
 
 class _progress:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -235,7 +235,8 @@ def build_pairs(per_family: int, seed: int = 0, families=tuple(FAMILIES)) -> lis
 
 
 def generate(out_dir: str, per_family: int = 8, seed: int = 0, families=tuple(FAMILIES)) -> list[Item]:
-    """Render the suite into ``out_dir``: videos/*.mp4 and the item manifest."""
+    """Render the suite into ``out_dir``: videos/*.mp4 and the item manifest. Returns the
+    items as the ``synth`` benchmark loads them (paths inside ``out_dir``)."""
     os.makedirs(os.path.join(out_dir, "videos"), exist_ok=True)
     items = []
     with open(os.path.join(out_dir, MANIFEST + ".tmp"), "w") as manifest:
@@ -247,6 +248,7 @@ def generate(out_dir: str, per_family: int = 8, seed: int = 0, families=tuple(FA
                 record["metadata"] = {"family": pair.family, "pair": [c.path for c in pair.clips],
                                       "same_frames": pair.family in SAME_FRAMES}
                 manifest.write(json.dumps(record) + "\n")
-                items.append(item)
+                located = tuple(VideoRef.file(os.path.join(out_dir, v.path)) for v in item.videos)
+                items.append(replace(item, videos=located, metadata=record["metadata"]))
     os.replace(os.path.join(out_dir, MANIFEST + ".tmp"), os.path.join(out_dir, MANIFEST))
     return items

@@ -1,0 +1,239 @@
+"""Runs: resume after SIGKILL, recorded errors, caches, rescoring, CLI and demo."""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from timefoil.models import MODELS, Model
+from timefoil.models.reference import BagOfFramesModel, RandomModel
+from timefoil.requests import Answer
+from timefoil.runner import RunConfig, RunError, run, score_run
+from timefoil.store import RunLog
+from timefoil.synth import generate
+
+HERE = os.path.dirname(__file__)
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("suite"))
+    generate(root, per_family=2, seed=1)
+    return root
+
+
+def ids_of(run_dir):
+    return [r["id"] for r in RunLog(run_dir).read()]
+
+
+def cli(*args, **kwargs):
+    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True,
+                          timeout=300, **kwargs)
+
+
+def test_sigkill_at_random_moments_then_resume_matches_uninterrupted(suite, tmp_path):
+    reference = str(tmp_path / "reference")
+    subprocess.run([sys.executable, os.path.join(HERE, "slow_run.py"), suite, reference, str(tmp_path / "c1")],
+                   check=True, timeout=300)
+    total = len(ids_of(reference))
+    interrupted, cache = str(tmp_path / "interrupted"), str(tmp_path / "c2")
+    rng = random.Random(42)
+    counts = []
+    while len(counts) < 6:
+        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "slow_run.py"), suite, interrupted, cache])
+        time.sleep(rng.uniform(0.5, 1.3))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        done = len(ids_of(interrupted)) if os.path.exists(os.path.join(interrupted, "items.jsonl")) else 0
+        if done >= total:
+            pytest.fail("the run finished before it could be killed; make the slow model slower")
+        if not counts or done > counts[-1]:
+            counts.append(done)  # a kill point that interrupted real progress
+    subprocess.run([sys.executable, os.path.join(HERE, "slow_run.py"), suite, interrupted, cache], check=True,
+                   timeout=300)
+    got = ids_of(interrupted)
+    assert len(got) == len(set(got)) == total
+    assert set(got) == set(ids_of(reference))
+    assert score_run(interrupted).to_json() == score_run(reference).to_json()
+    out_a = cli("score", interrupted, "--json").stdout
+    out_b = cli("score", reference, "--json").stdout
+    assert json.loads(out_a) == json.loads(out_b)
+
+
+def test_partial_last_line_is_cut_before_resuming(suite, tmp_path):
+    run_dir = str(tmp_path / "run")
+    config = RunConfig("synth", "random", data_dir=suite, limit=3)
+    full = run(config, run_dir, cache_dir=str(tmp_path / "c"), progress=False)
+    lines = open(os.path.join(run_dir, "items.jsonl")).read().splitlines(keepends=True)
+    with open(os.path.join(run_dir, "items.jsonl"), "w") as handle:  # lose two records, half-write a third
+        handle.write("".join(lines[:-3]) + lines[-3][: len(lines[-3]) // 2])
+    resumed = run(config, run_dir, cache_dir=str(tmp_path / "c2"), progress=False)
+    assert sorted(ids_of(run_dir)) == sorted(r["id"] for r in map(json.loads, lines))
+    assert resumed.to_json() == full.to_json()
+
+
+def test_missing_empty_and_truncated_videos_are_recorded_errors(suite, tmp_path):
+    data = str(tmp_path / "data")
+    shutil.copytree(suite, data)
+    os.remove(os.path.join(data, "videos/speed-000-a.mp4"))
+    open(os.path.join(data, "videos/speed-000-b.mp4"), "w").close()
+    path = os.path.join(data, "videos/direction-000-a.mp4")
+    blob = open(path, "rb").read()
+    open(path, "wb").write(blob[: len(blob) // 2])
+    report = run(RunConfig("synth", "bag-of-frames", data_dir=data), str(tmp_path / "run"),
+                 cache_dir=str(tmp_path / "cache"), progress=False)
+    failures = dict(report.failures)
+    assert failures["speed-000-a-main0"].startswith("missing video")
+    assert failures["speed-000-b-main0"].startswith("empty video")
+    assert failures["direction-000-a-main0"].startswith("undecodable video")
+    assert report.errors == 6  # main + proficiency item of each broken video
+    assert report.items == len({r["item"]["id"] for r in RunLog(str(tmp_path / "run")).read()})
+    shown = cli("report", str(tmp_path / "run")).stdout
+    for name in ("speed-000-a-main0", "speed-000-b-main0", "direction-000-a-main0"):
+        assert name in shown
+
+
+class CountingModel(RandomModel):
+    def __init__(self):
+        super().__init__(seed=0)
+        self.asked = 0
+
+    def answer(self, requests, frames):
+        self.asked += len(requests)
+        return super().answer(requests, frames)
+
+
+def test_response_cache_is_reused_across_runs(suite, tmp_path):
+    cache = str(tmp_path / "cache")
+    first, second = CountingModel(), CountingModel()
+    a = run(RunConfig("synth", "random", data_dir=suite), str(tmp_path / "a"), cache_dir=cache, model=first,
+            progress=False)
+    b = run(RunConfig("synth", "random", data_dir=suite), str(tmp_path / "b"), cache_dir=cache, model=second,
+            progress=False)
+    assert first.asked > 0 and second.asked == 0
+    assert a.to_json() == b.to_json()
+
+
+def test_requests_shared_by_items_are_asked_once(suite, tmp_path):
+    """Order groups reuse (video, caption) pairs between text and video questions."""
+    model = CountingModel()
+    run(RunConfig("synth", "random", data_dir=suite), str(tmp_path / "run"), cache_dir=str(tmp_path / "c"),
+        model=model, progress=False)
+    records = RunLog(str(tmp_path / "run")).read()
+    assert model.asked == len({r["request"]["key"] for r in records}) < len(records)
+
+
+class FlakyModel(BagOfFramesModel):
+    """Fails on any request that mentions a square."""
+
+    def answer(self, requests, frames):
+        if any("square" in r.text for r in requests):
+            raise RuntimeError("device lost")
+        return super().answer(requests, frames)
+
+
+def test_a_failing_request_is_isolated_and_recorded(suite, tmp_path):
+    report = run(RunConfig("synth", "bag-of-frames", data_dir=suite), str(tmp_path / "run"),
+                 cache_dir=str(tmp_path / "c"), model=FlakyModel(), progress=False)
+    records = RunLog(str(tmp_path / "run")).read()
+    failed = [r for r in records if r["answer"]["error"]]
+    assert failed and all("square" in r["request"]["text"] for r in failed)
+    assert all("model error: RuntimeError: device lost" == r["answer"]["error"] for r in failed)
+    assert any(r["answer"]["score"] is not None for r in records)
+    assert report.errors == len({r["item"]["id"] for r in failed})
+
+
+def test_a_run_dir_refuses_another_configuration(suite, tmp_path):
+    run(RunConfig("synth", "random", data_dir=suite, limit=1), str(tmp_path / "run"), cache_dir=str(tmp_path),
+        progress=False)
+    with pytest.raises(RunError, match="another configuration"):
+        run(RunConfig("synth", "constant", data_dir=suite, limit=1), str(tmp_path / "run"),
+            cache_dir=str(tmp_path), progress=False)
+
+
+def test_protocol_the_model_cannot_answer_is_refused(suite, tmp_path):
+    with pytest.raises(RunError, match="cannot answer entailment"):
+        run(RunConfig("synth", "bag-of-frames", data_dir=suite, protocol="entailment"), str(tmp_path / "r"),
+            progress=False)
+
+
+class Chatty(Model):
+    name = "chatty"
+    kinds = frozenset({"choice"})
+
+    def answer(self, requests, frames):
+        return [Answer(raw="I would go with the first one.") for _ in requests]
+
+
+class Judge(Model):
+    name = "judge"
+    kinds = frozenset({"generation"})
+
+    def answer(self, requests, frames):
+        assert all(r.video is None and "====I would go with the first one.====" in r.text for r in requests)
+        return [Answer(raw="A") for _ in requests]
+
+
+def test_judge_maps_free_text_to_an_option(suite, tmp_path, monkeypatch):
+    monkeypatch.setitem(MODELS, "judge", (lambda arg, options: Judge(), "test judge"))
+    config = RunConfig("synth", "chatty", data_dir=suite, protocol="choice", order_policy="both", limit=2)
+    plain = run(config, str(tmp_path / "plain"), cache_dir=str(tmp_path / "c"), model=Chatty(), progress=False)
+    assert plain.parse_failures == len(RunLog(str(tmp_path / "plain")).read())  # every answer unparseable
+    assert plain.get("overall/accuracy").value == 0.0
+    judged = run(RunConfig(**{**config.__dict__, "judge": "judge"}), str(tmp_path / "judged"),
+                 cache_dir=str(tmp_path / "c2"), model=Chatty(), progress=False)
+    assert judged.parse_failures == 0
+    assert judged.get("overall/acc_A").value == 100.0 and judged.get("overall/acc_B").value == 0.0
+
+
+def test_score_cli_reproduces_the_run_and_has_the_documented_shape(suite, tmp_path):
+    run_dir = str(tmp_path / "run")
+    result = cli("run", "synth", "--model", "random", "--data", suite, "--protocol", "entailment", "--out", run_dir,
+                 "--cache-dir", str(tmp_path / "c"))
+    assert result.returncode == 0, result.stderr
+    assert "StrictVLE" in result.stdout
+    scored = json.loads(cli("score", run_dir, "--json").stdout)
+    assert {"benchmark", "model", "protocol", "items", "errors", "parse_failures", "metrics"} <= set(scored)
+    strict = next(m for m in scored["metrics"] if m["name"] == "overall/StrictVLE")
+    assert {"name", "value", "n", "chance", "ci95", "p_value"} <= set(strict) and strict["chance"] == 25.0
+    direct = score_run(run_dir).to_json()
+    assert scored == json.loads(json.dumps(direct))
+    # the printed table shows the same numbers
+    assert f"{strict['value']:.1f}" in result.stdout
+
+
+def test_cli_frames_sweep_and_ablation_flags(suite, tmp_path):
+    out = str(tmp_path / "sweep")
+    result = cli("run", "synth", "--model", "bag-of-frames", "--data", suite, "--frames", "1,4", "--out", out,
+                 "--frame-order", "reversed", "--cache-dir", str(tmp_path / "c"), "--limit", "2")
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(out)) == ["1f-reversed", "4f-reversed"]
+    assert "side by side" in result.stdout
+    meta = json.load(open(os.path.join(out, "4f-reversed", "run.json")))
+    assert meta["config"]["sampling"]["order"] == "reversed" and meta["config"]["sampling"]["frames"] == 4
+
+
+def test_cli_errors_are_one_clear_line(tmp_path):
+    result = cli("run", "synth", "--model", "random", "--data", str(tmp_path / "nowhere"), "--out",
+                 str(tmp_path / "r"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "timefoil generate synth" in result.stderr
+    result = cli("run", "synth", "--model", "gpt-9", "--data", str(tmp_path), "--out", str(tmp_path / "r"))
+    assert "unknown model" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_list_json():
+    data = json.loads(cli("list", "--json").stdout)
+    assert "synth" in data["benchmarks"] and "bag-of-frames" in data["models"] and "StrictVLE" in data["metrics"]
+
+
+def test_demo_end_to_end(tmp_path):
+    result = cli("demo", "--out", str(tmp_path / "demo"), "--per-family", "1")
+    assert result.returncode == 0, result.stderr
+    assert "side by side" in result.stdout and "bag-of-frames" in result.stdout
+    assert os.path.exists(tmp_path / "demo" / "runs" / "bag-of-frames-similarity" / "items.jsonl")

@@ -1,0 +1,99 @@
+"""Sampled frame indices, read back from videos whose frame k carries k in its pixels."""
+import numpy as np
+import pytest
+
+from timefoil.items import VideoRef
+from timefoil.video import FrameStore, Sampling, write_video
+from timefoil.video.sampling import PartInfo, plan_frames
+
+
+def numbered_video(path, n=40, fps=10, offset=0):
+    """Frame k is uniformly grey level 2k + offset (+1 so no frame is black)."""
+    frames = [np.full((32, 48, 3), 2 * k + offset + 1, np.uint8) for k in range(n)]
+    write_video(str(path), frames, fps)
+    return str(path)
+
+
+def read_numbers(frames, offset=0):
+    return [None if int(f.max()) == 0 else (int(f[0, 0, 0]) - offset - 1) // 2 for f in frames.array]
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    root = tmp_path_factory.mktemp("numbered")
+    return numbered_video(root / "a.mp4"), numbered_video(root / "b.mp4", offset=100)
+
+
+@pytest.mark.parametrize("sampling, start, end, expected", [
+    (Sampling(frames=4), None, None, [5, 15, 25, 35]),
+    (Sampling(frames=4, strategy="endpoints"), None, None, [0, 13, 26, 39]),
+    (Sampling(frames=1, strategy="endpoints"), None, None, [19]),
+    (Sampling(frames=4), 1.0, 3.0, [12, 17, 22, 27]),  # window = frames 10..29
+    (Sampling(frames=None, fps=2), None, None, [2, 7, 12, 17, 22, 27, 32, 37]),  # mid-interval times
+    (Sampling(frames=None, fps=2, strategy="endpoints"), None, None, [0, 5, 10, 15, 20, 25, 30, 35]),
+    (Sampling(frames=None, fps=2, max_frames=4), None, None, [7, 17, 27, 37]),
+    (Sampling(frames=None, fps=1), 0.5, 2.5, [10, 20]),  # frames 5..24, times 0.5 s and 1.5 s in
+])
+def test_single_video_indices(videos, sampling, start, end, expected):
+    store = FrameStore()
+    frames = store.get(VideoRef.file(videos[0], start, end), sampling)
+    assert read_numbers(frames) == expected
+    assert [e[1] for e in frames.entries] == expected
+
+
+def test_concatenation_takes_n_minus_one_over_two_per_clip(videos):
+    store = FrameStore()
+    joined = VideoRef.concat(VideoRef.file(videos[0]), VideoRef.file(videos[1]), gap=2)
+    frames = store.get(joined, Sampling(frames=5))
+    assert read_numbers(frames)[:2] == [10, 30]
+    assert int(frames.array[2].max()) == 0  # the black gap
+    assert [(int(f[0, 0, 0]) - 101) // 2 for f in frames.array[3:]] == [10, 30]
+    assert not frames.degenerate
+    even = store.get(joined, Sampling(frames=8))  # 3 per clip, 2 black
+    assert [e is None for e in even.entries] == [False] * 3 + [True] * 2 + [False] * 3
+    tiny = store.get(joined, Sampling(frames=2))
+    assert tiny.degenerate and all(e is None for e in tiny.entries)
+
+
+def test_concatenation_by_fps_samples_the_joined_timeline(videos):
+    joined = VideoRef.concat(VideoRef.file(videos[0]), VideoRef.file(videos[1]), gap=2)
+    frames = FrameStore().get(joined, Sampling(frames=None, fps=0.5))  # t = 1, 3, 5, 7, 9 s of 4 + 2 + 4
+    assert list(frames.entries) == [(0, 10), (0, 30), None, (1, 10), (1, 30)]
+    assert int(frames.array[2].max()) == 0 and int(frames.array[3][0, 0, 0]) == 2 * 10 + 101
+
+
+def test_plan_frames_is_pure_arithmetic():
+    plan = plan_frames([PartInfo(fps=30, first=0, stop=300)], Sampling(frames=None, fps=1))
+    assert [e[1] for e in plan.entries] == [15 + 30 * k for k in range(10)]  # VELOCITI mid-second frames
+
+
+def test_ablations_reorder_decoded_frames(videos):
+    ref = VideoRef.file(videos[0])
+    store = FrameStore()
+    natural = read_numbers(store.get(ref, Sampling(frames=8)))
+    assert read_numbers(store.get(ref, Sampling(frames=8, order="reversed"))) == natural[::-1]
+    shuffled = read_numbers(store.get(ref, Sampling(frames=8, order="shuffled", seed=1)))
+    assert sorted(shuffled) == natural and shuffled != natural
+    assert shuffled == read_numbers(FrameStore().get(ref, Sampling(frames=8, order="shuffled", seed=1)))
+    single = read_numbers(store.get(ref, Sampling(frames=8, single_frame=True)))
+    assert len(single) == 1 and single[0] in natural
+    assert store.stats.decodes == 1  # ablations never decode again
+
+
+def test_decode_once_memory_then_disk(videos, tmp_path):
+    ref = VideoRef.file(videos[0])
+    store = FrameStore(cache_dir=str(tmp_path))
+    first = store.get(ref, Sampling(frames=8))
+    store.get(ref, Sampling(frames=8))
+    assert (store.stats.decodes, store.stats.memory_hits) == (1, 1)
+    again = FrameStore(cache_dir=str(tmp_path))
+    second = again.get(ref, Sampling(frames=8))
+    assert (again.stats.decodes, again.stats.disk_hits) == (0, 1)
+    assert np.array_equal(first.array, second.array) and first.entries == second.entries
+    again.get(ref, Sampling(frames=4))  # another sampling is another decode
+    assert again.stats.decodes == 1
+
+
+def test_resize(videos):
+    frames = FrameStore().get(VideoRef.file(videos[0]), Sampling(frames=2, resize=(24, 16)))
+    assert frames.array.shape == (2, 16, 24, 3)
