@@ -41,6 +41,13 @@ def test_single_video_indices(videos, sampling, start, end, expected):
     assert [e[1] for e in frames.entries] == expected
 
 
+def test_late_window_seeks_and_stays_frame_exact(tmp_path):
+    """A window far into the video is reached by seeking; indices stay exact."""
+    path = numbered_video(tmp_path / "long.mp4", n=100, fps=10)
+    frames = FrameStore().get(VideoRef.file(path, 6.0, 9.0), Sampling(frames=4))  # frames 60..89
+    assert read_numbers(frames) == [63, 71, 78, 86]  # 60 + floor((k + 0.5) * 30 / 4)
+
+
 def test_concatenation_takes_n_minus_one_over_two_per_clip(videos):
     store = FrameStore()
     joined = VideoRef.concat(VideoRef.file(videos[0]), VideoRef.file(videos[1]), gap=2)

@@ -8,7 +8,7 @@ import pytest
 
 from timefoil.items import VideoRef
 from timefoil.runner import RunConfig, run
-from timefoil.synth import FAMILIES, SAME_FRAMES, build_pairs, generate, same_frame_multiset
+from timefoil.synth import FAMILIES, build_pairs, generate, same_frame_multiset
 from timefoil.video import FrameStore, Sampling, decode_indices, probe
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from ..items import Item, VideoRef
+from ..items import Item
 from ..scoring import SummarySpec
 from ..synth.suite import MANIFEST
 from .base import Benchmark, DataError, read_jsonl, resolve_video

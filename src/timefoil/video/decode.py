@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
@@ -63,10 +64,23 @@ def _frame_rate(stream) -> Fraction:
     return Fraction(rate)
 
 
-def probe(path: str) -> VideoInfo:
-    """Frame count and rate; counts by demuxing when the container does not say."""
+@contextmanager
+def _opened(path: str):
+    """An open container; any decoder failure inside becomes a ``VideoUndecodable``."""
     container = _open(path)
     try:
+        yield container
+    except VideoError:
+        raise
+    except Exception as exc:
+        raise VideoUndecodable(path, f"{type(exc).__name__}: {exc}") from None
+    finally:
+        container.close()
+
+
+def probe(path: str) -> VideoInfo:
+    """Frame count and rate; counts by demuxing when the container does not say."""
+    with _opened(path) as container:
         stream = container.streams.video[0]
         rate = _frame_rate(stream)
         n = stream.frames
@@ -76,12 +90,6 @@ def probe(path: str) -> VideoInfo:
             raise VideoEmpty(path, "no frames")
         return VideoInfo(n_frames=int(n), fps=float(rate), width=stream.codec_context.width,
                          height=stream.codec_context.height)
-    except VideoError:
-        raise
-    except Exception as exc:
-        raise VideoUndecodable(path, f"{type(exc).__name__}: {exc}") from None
-    finally:
-        container.close()
 
 
 def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | None = None) -> np.ndarray:
@@ -92,9 +100,8 @@ def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | 
     wanted = sorted(set(indices))
     if not wanted:
         raise ValueError("no frames requested")
-    container = _open(path)
     found: dict[int, np.ndarray] = {}
-    try:
+    with _opened(path) as container:
         stream = container.streams.video[0]
         rate = _frame_rate(stream)
         base = stream.time_base
@@ -117,12 +124,6 @@ def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | 
                 found[index] = frame.to_ndarray(**kwargs)
             if index >= last:
                 break
-    except VideoError:
-        raise
-    except Exception as exc:
-        raise VideoUndecodable(path, f"{type(exc).__name__}: {exc}") from None
-    finally:
-        container.close()
     missing = [i for i in wanted if i not in found]
     if missing:
         raise VideoUndecodable(path, f"frames {missing[:5]}{'...' if len(missing) > 5 else ''} "
