@@ -185,3 +185,37 @@ def test_proficiency_and_p_plus_t():
     assert report.get("overall/P").value == 100.0
     pt = report.get("overall/P+T")
     assert pt.value == 50.0 and pt.chance == pytest.approx(100 * (1 / 4 + 1 / 6) / 2)
+
+
+def test_vinoground_from_choice_answers():
+    """Choice answers: each question is asked once; group chance is then (1/2)^4."""
+    from helpers import answer_offline
+    from timefoil.models.base import Model
+
+    class Scripted(Model):
+        kinds = frozenset({"choice"})
+
+        def answer(self, requests, frames):
+            out = []
+            for r in requests:
+                if r.video.is_concat:  # video questions: always "first segment"
+                    out.append(Answer(raw="A"))
+                else:  # text questions: the option naming the red square first
+                    out.append(Answer(raw="ABC"[[o.startswith("caption one") for o in r.option_texts].index(True)]))
+            return out
+
+    from dataclasses import replace
+
+    items = [item for g in range(2) for item in vinoground_group(g)]
+    # Published Vinoground files fix where the true video is shown: first, for both video questions.
+    items = [replace(i, metadata={"target_position": 0}) if i.role == "video" else i for i in items]
+    records = answer_offline(items, "choice", Scripted())
+    assert all(r["parsed"]["status"] == "ok" for r in records)
+    report = score_records(records, benchmark="t", model="m", protocol="choice")
+    # Text: t1 (caption one is true) right, t2 wrong -> no pair has both. Video: "A" always right.
+    assert report.get("overall/text").value == 0.0
+    assert report.get("overall/video").value == 100.0
+    assert report.get("overall/group").value == 0.0
+    assert report.get("overall/accuracy").value == 75.0 and report.get("overall/accuracy").n == 8
+    assert report.get("overall/text").chance == 25.0
+    assert report.get("overall/group").chance == pytest.approx(6.25)

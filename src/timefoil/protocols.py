@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from .hashing import stable_hash
 from .items import Item, VideoRef
 from .metrics import rank_outcome
-from .parsing import parse_choice, parse_yes_no
+from .parsing import Parsed, parse_choice, parse_yes_no
 from .requests import Answer, Request
 from .video.sampling import Sampling
 
@@ -202,6 +202,21 @@ def entailment_value(answer: Answer) -> tuple[float | None, str]:
     return (1.0 if parsed.value == "yes" else 0.0), "ok"
 
 
+def parse_answer(request: dict[str, Any], answer: Answer) -> Parsed | None:
+    """The parser's reading of a stored answer (None for similarity scores). For choice, a
+    judge model's reading is used when the raw answer itself does not parse."""
+    if request["kind"] == "entailment":
+        return parse_yes_no(answer.raw)
+    if request["kind"] != "choice":
+        return None
+    parsed = parse_choice(answer.raw, request["labels"], request["option_texts"])
+    judged = (answer.meta.get("judge") or {}).get("raw")
+    if not parsed.ok and judged:
+        reread = parse_choice(judged, request["labels"])
+        parsed = reread if reread.ok else parsed
+    return parsed
+
+
 def build_outcome(records: Sequence[dict[str, Any]]) -> ItemOutcome:
     """Outcome of one item from its stored records (the last record per request id wins)."""
     latest = {r["id"]: r for r in records}
@@ -233,11 +248,7 @@ def build_outcome(records: Sequence[dict[str, Any]]) -> ItemOutcome:
             if answer.error:
                 out.trials.append(Trial(request["position"], None, False, "error"))
                 continue
-            parsed = parse_choice(answer.raw, request["labels"], request["option_texts"])
-            judged = (answer.meta.get("judge") or {}).get("raw")
-            if not parsed.ok and judged:  # a judge model's reading of a free-form answer
-                reread = parse_choice(judged, request["labels"])
-                parsed = reread if reread.ok else parsed
+            parsed = parse_answer(request, answer)
             chosen = order[request["labels"].index(parsed.value)] if parsed.ok else None
             out.parse_failures += not parsed.ok
             out.trials.append(Trial(request["position"], chosen, chosen == item["target"], parsed.status))

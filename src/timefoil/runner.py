@@ -21,7 +21,7 @@ from .hashing import stable_hash
 from .items import Item
 from .models import Model, load_model
 from .parsing import parse_choice
-from .protocols import PlannedRequest, plan_requests, target_positions
+from .protocols import PlannedRequest, parse_answer, plan_requests, target_positions
 from .requests import Answer, Request
 from .scoring import ScoreReport, SummarySpec, score_records
 from .store import CONFIG, ResponseCache, RunLog
@@ -112,7 +112,7 @@ class Runner:
         self.judge = load_model(self.config.judge) if self.config.judge else None
         self.progress = progress
         self.retry_errors = retry_errors
-        self.frames = FrameStore(cache_dir=os.path.join(self.cache_dir))
+        self.frames = FrameStore(cache_dir=self.cache_dir)
         self.fingerprint = stable_hash(self.model.fingerprint())
         if self.config.protocol not in self.benchmark.protocols:
             raise RunError(f"{self.benchmark.name} has no {self.config.protocol!r} protocol; "
@@ -256,9 +256,14 @@ class Runner:
 def records_for(users: Sequence[tuple[Item, PlannedRequest]], answer: Answer, frames: dict, key: str) -> list[dict]:
     """The stored form of one answer, once per request id that asked it. Each record carries
     its item's description, so a run directory rescores with no benchmark files at hand."""
-    return [{"id": p.id, "item": item.describe(), "expected": p.expected,
-             "request": {**p.request.to_json(), **p.info, "key": key}, "answer": answer.to_json(),
-             "frames": frames} for item, p in users]
+    records = []
+    for item, p in users:
+        request = {**p.request.to_json(), **p.info, "key": key}
+        parsed = None if answer.error else parse_answer(request, answer)
+        records.append({"id": p.id, "item": item.describe(), "expected": p.expected, "request": request,
+                        "answer": answer.to_json(), "frames": frames,
+                        "parsed": {"value": parsed.value, "status": parsed.status} if parsed else None})
+    return records
 
 
 class _progress:
