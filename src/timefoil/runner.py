@@ -213,8 +213,8 @@ class Runner:
                                               requests[k].text))
         cache = ResponseCache(os.path.join(self.cache_dir, "responses.sqlite"))
         try:
-            with _progress(self.progress, sum(len(pending[k]) for k in keys), len(planned) - sum(
-                    len(v) for v in pending.values()), self.config.benchmark) as advance:
+            todo = sum(len(users) for users in pending.values())
+            with _progress(self.progress, todo, len(planned) - todo, self.config.benchmark) as advance:
                 cached = cache.get_many([self._cache_key(k) for k in keys])
                 batch: list[str] = []
                 for key in keys:
