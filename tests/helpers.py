@@ -1,27 +1,8 @@
-"""Shared test helpers: items built in code and answered without a run directory."""
+"""Shared test helpers: items built in code."""
 from __future__ import annotations
 
-from collections import defaultdict
-
 from timefoil.items import Item, VideoRef
-from timefoil.protocols import Prompts, plan_requests, target_positions
-from timefoil.runner import records_for
-from timefoil.video.sampling import Sampling
-
-
-def answer_offline(items, protocol, model, order_policy="balanced", seed=0):
-    """What a run would store, minus the disk: plan, deduplicate by content, answer, record."""
-    positions = target_positions(items, order_policy, seed)
-    by_key = defaultdict(list)
-    for item in items:
-        for planned in plan_requests(item, protocol, Prompts(), Sampling(frames=8), positions[item.id]):
-            by_key[planned.request.key()].append((item, planned))
-    keys = list(by_key)
-    answers = model.answer([by_key[k][0][1].request for k in keys], frames=None)
-    records = []
-    for key, answer in zip(keys, answers):
-        records += records_for(by_key[key], answer, {}, key)
-    return records
+from timefoil.offline import answer_offline  # noqa: F401  (re-exported for the tests)
 
 
 def video(name: str) -> VideoRef:

@@ -69,7 +69,7 @@ def list_cmd(as_json: bool) -> None:
 
 
 @main.command()
-@click.argument("benchmark", type=click.Choice(["synth"]))
+@click.argument("benchmark", type=click.Choice(["synth"]))  # the published benchmarks come from `prepare`
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="directory to write")
 @click.option("--per-family", default=8, show_default=True, help="counterfactual pairs per family")
 @click.option("--seed", default=0, show_default=True)
@@ -91,12 +91,12 @@ def _frames_list(value: str | None) -> list[int]:
         raise click.BadParameter(f"expected a number or a list like 1,2,4,8, got {value!r}") from None
 
 
-def _model_args(pairs: tuple[str, ...]) -> dict:
+def _key_values(pairs: tuple[str, ...], option: str) -> dict:
     args = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
-            raise click.BadParameter(f"--model-arg takes key=value, got {pair!r}")
+            raise click.BadParameter(f"{option} takes key=value, got {pair!r}")
         args[key] = value
     return args
 
@@ -117,6 +117,8 @@ def _model_args(pairs: tuple[str, ...]) -> dict:
 @click.option("--blind", is_flag=True, help="no video: the language-prior baseline")
 @click.option("--order", "order_policy", type=click.Choice(ORDER_POLICIES), help="option order for choice")
 @click.option("--judge", help="a model that maps free-form choice answers to a letter")
+@click.option("--variant", help="a prompt variant of the benchmark (e.g. cot, closed)")
+@click.option("--bench-arg", multiple=True, help="loader option key=value, e.g. subset=long_qa")
 @click.option("--limit", type=int, help="only the first N groups")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="run directory (resumes if present)")
@@ -125,7 +127,8 @@ def _model_args(pairs: tuple[str, ...]) -> dict:
 @click.option("--no-progress", is_flag=True)
 @_guard
 def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, max_frames, strategy, frame_order,
-            single_frame, blind, order_policy, judge, limit, seed, out, cache_dir, retry_errors, no_progress):
+            single_frame, blind, order_policy, judge, variant, bench_arg, limit, seed, out, cache_dir, retry_errors,
+            no_progress):
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
     from .report import load_scored, print_runs
 
@@ -139,8 +142,10 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
     samplings = [replace(base, frames=n, fps=None) for n in counts] or [base]
     samplings = [replace(s, strategy=strategy, order=frame_order, single_frame=single_frame, seed=seed,
                          max_frames=max_frames) for s in samplings]
-    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol, model_args=_model_args(model_arg),
-                       limit=limit, seed=seed, order_policy=order_policy, blind=blind, judge=judge)
+    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol,
+                       model_args=_key_values(model_arg, "--model-arg"),
+                       limit=limit, seed=seed, order_policy=order_policy, blind=blind, judge=judge,
+                       variant=variant, benchmark_args=_key_values(bench_arg, "--bench-arg"))
     run_dirs = []
     for sampling in samplings:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())
@@ -148,6 +153,51 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
             sys.stderr.isatty(), retry_errors=retry_errors)
         run_dirs.append(run_dir)
     print_runs([load_scored(d) for d in run_dirs])
+
+
+@main.command()
+@click.argument("benchmark")
+@click.option("--data", "data_dir", required=True, type=click.Path(exists=True), help="the benchmark's files")
+@click.option("--protocol", type=click.Choice(PROTOCOLS), help="whose chance levels to show")
+@click.option("--bench-arg", multiple=True, help="loader option key=value")
+@click.option("--json", "as_json", is_flag=True)
+@_guard
+def inspect(benchmark, data_dir, protocol, bench_arg, as_json):
+    """Count what a benchmark holds (per test and subtest) and its chance levels; runs nothing."""
+    from .inspection import inspect_benchmark
+
+    data = inspect_benchmark(benchmark, data_dir, protocol, **_key_values(bench_arg, "--bench-arg"))
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"{data['benchmark']}: {data['total']} {data['unit']}")
+    for key, count in data["counts"].items():
+        click.echo(f"  {key:45s} {count:6d}")
+    click.echo(f"chance ({data['protocol']}): " + ", ".join(f"{k} {v:.2f}" for k, v in data["chance"].items()))
+
+
+@main.command()
+@click.argument("benchmark")
+@click.option("--dest", required=True, type=click.Path(file_okay=False))
+@click.option("--no-download", is_flag=True, help="only check what is already in DEST")
+@click.option("--youtube", is_flag=True, help="cut missing clips from YouTube with yt-dlp and ffmpeg")
+@click.option("--bench-arg", multiple=True, help="loader option key=value")
+@_guard
+def prepare(benchmark, dest, no_download, youtube, bench_arg):
+    """Fetch a benchmark's published files, then list the videos still missing."""
+    from .prepare import prepare as run_prepare
+
+    report = run_prepare(benchmark, dest, download=not no_download, youtube=youtube,
+                         **_key_values(bench_arg, "--bench-arg"))
+    for note in report.notes:
+        click.echo(note)
+    if report.downloaded:
+        click.echo(f"downloaded {len(report.downloaded)} files into {dest}")
+    click.echo(f"{report.referenced} videos referenced, {len(report.missing)} missing")
+    for path in report.missing[:20]:
+        click.echo(f"  missing {path}")
+    if len(report.missing) > 20:
+        click.echo(f"  ... and {len(report.missing) - 20} more")
 
 
 @main.command()

@@ -52,6 +52,8 @@ class RunConfig:
     order_policy: str | None = None  # "balanced" or "both"; the benchmark's by default
     blind: bool = False  # text only: the language-prior baseline
     judge: str | None = None  # a model that maps unparseable choice answers to a letter
+    variant: str | None = None  # a prompt variant of the benchmark (e.g. "cot")
+    benchmark_args: dict[str, Any] = field(default_factory=dict)  # loader options (subsets, id lists)
 
     def resolved(self) -> "RunConfig":
         bench = get_benchmark(self.benchmark)
@@ -141,10 +143,12 @@ class Runner:
         os.replace(tmp, path)
 
     def plan(self) -> list[tuple[Item, PlannedRequest]]:
-        items = first_groups(self.benchmark.load(self.config.data_dir or ""), self.config.limit)
+        items = first_groups(self.benchmark.load(self.config.data_dir or "", **self.config.benchmark_args),
+                             self.config.limit)
         positions = target_positions(items, self.config.order_policy, self.config.seed)
+        prompts = self.benchmark.prompts_for(self.config.variant)
         return [(item, p) for item in items
-                for p in plan_requests(item, self.config.protocol, self.benchmark.prompts, self.config.sampling,
+                for p in plan_requests(item, self.config.protocol, prompts, self.config.sampling,
                                        positions[item.id], self.config.blind)]
 
     # -- answering --------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from .stats import MetricValue, proportion
 @dataclass(frozen=True)
 class SummarySpec:
     group_metric: str = "group"  # name of the all-main-items-correct score ("MBA" for TemporalBench)
-    average: str | None = None  # metric averaged over tests for the headline, e.g. "P+T"
+    average: str | dict[str, str] | None = None  # metric averaged over tests, or one per protocol
     average_excludes: tuple[str, ...] = ()  # tests left out of the average (VELOCITI's control)
     rename: dict[str, str] = field(default_factory=dict)  # e.g. {"accuracy": "T"}
     categories: bool = True
@@ -93,7 +93,19 @@ def _item_metrics(outcomes: Sequence[ItemOutcome], kind: str, tie_policy: str) -
     return result
 
 
-def section_metrics(outcomes: Sequence[ItemOutcome], spec: SummarySpec, tie_policy: str) -> list[MetricValue]:
+def _has_groups(outcomes: Sequence[ItemOutcome]) -> bool:
+    """Whether some group holds more than one main item (then group scores mean something)."""
+    sizes: dict[str, int] = defaultdict(int)
+    for o in outcomes:
+        if not o.is_proficiency:
+            sizes[o.item["group_id"]] += 1
+    return bool(sizes) and max(sizes.values()) > 1
+
+
+def section_metrics(outcomes: Sequence[ItemOutcome], spec: SummarySpec, tie_policy: str,
+                    grouped: bool | None = None) -> list[MetricValue]:
+    """``grouped``: whether the whole run has groups; a section's groups may all be of size one
+    (MBA in a category where each video has one question) and still count."""
     main = [o for o in outcomes if not o.is_proficiency]
     proficiency = [o for o in outcomes if o.is_proficiency]
     kind = outcomes[0].kind
@@ -104,15 +116,13 @@ def section_metrics(outcomes: Sequence[ItemOutcome], spec: SummarySpec, tie_poli
         result.append(proportion("P", [o.correct(tie_policy) for o in proficiency],
                                  [o.chance() for o in proficiency]))
     roles = sorted({o.item["role"] for o in main})
-    per_group: dict[str, int] = defaultdict(int)
     roles_in_group: dict[str, set] = defaultdict(set)
     for o in main:
-        per_group[o.item["group_id"]] += 1
         roles_in_group[o.item["group_id"]].add(o.item["role"])
     if len(roles) > 1 and all(len(r) > 1 for r in roles_in_group.values()):  # e.g. Vinoground text/video
         for role in roles:
             result.append(_all_correct(role, [o for o in main if o.item["role"] == role], tie_policy))
-    if per_group and max(per_group.values()) > 1:
+    if main and (_has_groups(outcomes) if grouped is None else grouped):
         result.append(_all_correct(spec.group_metric, main, tie_policy))
     if proficiency and main:
         result.append(_all_correct("P+T", outcomes, tie_policy))
@@ -130,7 +140,7 @@ def section_metrics(outcomes: Sequence[ItemOutcome], spec: SummarySpec, tie_poli
 
 
 def summarize(outcomes: Sequence[ItemOutcome], spec: SummarySpec = SummarySpec(),
-              tie_policy: str = "strict") -> list[MetricValue]:
+              tie_policy: str = "strict", protocol: str | None = None) -> list[MetricValue]:
     if not outcomes:
         return []
     sections: dict[str, list[ItemOutcome]] = {"overall": list(outcomes)}
@@ -150,11 +160,13 @@ def summarize(outcomes: Sequence[ItemOutcome], spec: SummarySpec = SummarySpec()
     if spec.categories:
         sections.update(sorted(categories.items()))
     result = []
+    grouped = _has_groups(outcomes)
     for section, outs in sections.items():
-        for metric in section_metrics(outs, spec, tie_policy):
+        for metric in section_metrics(outs, spec, tie_policy, grouped):
             result.append(_named(metric, f"{section}/{metric.name}"))
-    if spec.average and len(tests) > 1:
-        wanted = spec.rename.get(spec.average, spec.average)
+    average = spec.average.get(protocol or outcomes[0].kind) if isinstance(spec.average, dict) else spec.average
+    if average and len(tests) > 1:
+        wanted = spec.rename.get(average, average)
         parts = [m for m in result for t in tests if t not in spec.average_excludes and m.name == f"{t}/{wanted}"]
         if parts:
             result.insert(0, _named(M.mean_of(f"average {wanted}", parts), f"overall/average {wanted}"))
@@ -176,4 +188,4 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
         errors=sum(bool(o.errors) or bool(o.unanswered) for o in outcomes),
         parse_failures=sum(o.parse_failures for o in outcomes),
         ties=sum(o.tie() for o in outcomes), unanswered=sum(o.unanswered for o in outcomes),
-        metrics=summarize(outcomes, spec, tie_policy), failures=failures)
+        metrics=summarize(outcomes, spec, tie_policy, protocol), failures=failures)

@@ -1,10 +1,11 @@
 """Benchmark registry. Each module declares one ``Benchmark``; none of them names a model."""
 from __future__ import annotations
 
-from . import synth
+from . import synth, temporalbench, velociti, vilma, vinoground, vitatecs
 from .base import Benchmark, DataError
 
-BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (synth.BENCHMARK,)}
+BENCHMARKS: dict[str, Benchmark] = {m.BENCHMARK.name: m.BENCHMARK
+                                    for m in (synth, vinoground, temporalbench, vitatecs, velociti, vilma)}
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -18,26 +18,75 @@ class DataError(ValueError):
 
 @dataclass(frozen=True)
 class Benchmark:
+    """A benchmark's declaration. ``load(data_dir, **options)`` reads the published files;
+    ``variants`` are alternative prompt sets (chain of thought, closed-model suffixes)."""
+
     name: str
     description: str
-    load: Callable[[str], list[Item]]  # data directory -> items
+    load: Callable[..., list[Item]]
     protocols: tuple[str, ...] = ("similarity", "entailment", "choice")
     default_protocol: str = "similarity"
     default_sampling: Sampling = Sampling(frames=8)
     prompts: Prompts = Prompts()
+    variants: dict[str, Prompts] = field(default_factory=dict)
     order_policy: str = "balanced"
     summary: SummarySpec = field(default_factory=SummarySpec)
+    unit: str = "groups"  # what `inspect` counts: "groups" or "items" (main items)
+    reference: str = ""  # the paper's numbers, for the report and the README
+
+    def prompts_for(self, variant: str | None) -> Prompts:
+        if not variant:
+            return self.prompts
+        if variant not in self.variants:
+            raise ValueError(f"{self.name} has no prompt variant {variant!r}; "
+                             f"choose from {', '.join(sorted(self.variants)) or 'none'}")
+        return self.variants[variant]
 
 
 def resolve_video(root: str, relative: str, where: str) -> VideoRef:
     """A video path inside the dataset root; one that leaves it is refused."""
-    if os.path.isabs(relative) or ".." in relative.replace("\\", "/").split("/"):
+    parts = relative.replace("\\", "/").split("/")
+    # An absolute path, "..", or an absolute field glued after a prefix ("videos//etc/x").
+    if os.path.isabs(relative) or ".." in parts or "" in parts[:-1]:
         raise DataError(f"{where}: video path {relative!r} leaves the dataset directory")
     full = os.path.join(root, relative)
     real_root = os.path.realpath(root)
     if os.path.lexists(full) and not os.path.realpath(full).startswith(real_root + os.sep):
         raise DataError(f"{where}: video {relative!r} links outside the dataset directory")
     return VideoRef.file(full)
+
+
+def read_json(path: str):
+    """A JSON file, or a DataError that names it and says where it breaks."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found") from None
+
+
+def need(record: dict, names: str | tuple[str, ...], where: str):
+    """A required field, under any of its accepted names."""
+    names = (names,) if isinstance(names, str) else names
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: expected an object, found {type(record).__name__}")
+    for name in names:
+        if name in record and record[name] is not None:
+            return record[name]
+    accepted = " or ".join(repr(n) for n in names)
+    raise DataError(f"{where}: missing field {accepted}")
+
+
+def find_file(data_dir: str, names: tuple[str, ...], what: str) -> str:
+    """The first of ``names`` present in ``data_dir`` (or its data/ folder)."""
+    for folder in (data_dir, os.path.join(data_dir, "data")):
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.exists(path):
+                return path
+    raise DataError(f"{data_dir}: no {what} found (looked for {', '.join(names)})")
 
 
 def read_jsonl(path: str) -> list[dict]:

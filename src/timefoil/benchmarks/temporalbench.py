@@ -1,0 +1,81 @@
+"""TemporalBench: binary questions (true caption vs one negative) about dense video captions."""
+from __future__ import annotations
+
+import os
+import re
+from collections import OrderedDict
+
+from ..items import Item
+from ..scoring import SummarySpec
+from .base import Benchmark, DataError, find_file, need, read_json, read_jsonl, resolve_video
+
+SUBSETS = {"short_qa": "temporalbench_short_qa.json", "long_qa": "temporalbench_long_qa.json"}
+_OPTION = re.compile(r"^\s*\(?([A-Z])[.):]\s*(.+?)\s*$")
+
+
+def options_of(question: str, where: str) -> dict[str, str]:
+    found = {m.group(1): m.group(2) for m in map(_OPTION.match, question.splitlines()) if m}
+    if len(found) < 2:
+        raise DataError(f"{where}: field 'question' has no 'A. ...' and 'B. ...' option lines")
+    return found
+
+
+def _binary_items(path: str, root: str, subset: str) -> list[Item]:
+    records = read_jsonl(path) if path.endswith(".jsonl") else read_json(path)
+    if not isinstance(records, list):
+        raise DataError(f"{path}: expected a list of questions")
+    items = []
+    for n, record in enumerate(records, 1):
+        where = f"{path}: record {n}"
+        question, gt = need(record, "question", where), need(record, "GT", where)
+        options = options_of(question, where)
+        if gt not in options or len(options) != 2:
+            raise DataError(f"{where}: GT {gt!r} must name one of two options, found {sorted(options)}")
+        video = need(record, "video_name", where)
+        negative = next(text for letter, text in options.items() if letter != gt)
+        items.append(Item(
+            id=str(need(record, "idx", where)), group_id=video, benchmark="temporalbench", test=subset,
+            videos=(resolve_video(root, video, where),), texts=(options[gt], negative),
+            categories=(need(record, ("dataset", "source_dataset"), where), need(record, "category", where)),
+            metadata={"prompt": question, "target_position": sorted(options).index(gt)}))
+    return items
+
+
+def _multi_choice(items: list[Item]) -> list[Item]:
+    """One question per video: its true caption against all of its negatives at once."""
+    by_video: OrderedDict[str, list[Item]] = OrderedDict()
+    for item in items:
+        by_video.setdefault(item.group_id, []).append(item)
+    out = []
+    for video, questions in by_video.items():
+        negatives = list(OrderedDict.fromkeys(q.texts[1] for q in questions))
+        out.append(Item(id=video, group_id=video, benchmark="temporalbench", test=f"{questions[0].test}_mc",
+                        videos=questions[0].videos, texts=(questions[0].texts[0], *negatives),
+                        categories=questions[0].categories[:1]))
+    return out
+
+
+def load(data_dir: str, subset: str = "short_qa", format: str = "binary") -> list[Item]:
+    """``subset``: short_qa, long_qa or both (comma-separated); ``format``: binary (BA/MBA) or
+    multichoice (M+1 options at once)."""
+    items = []
+    for name in subset.split(","):
+        if name not in SUBSETS:
+            raise DataError(f"unknown TemporalBench subset {name!r}; choose from {', '.join(SUBSETS)}")
+        path = find_file(data_dir, (SUBSETS[name], SUBSETS[name] + "l"), f"TemporalBench {name} file")
+        items += _binary_items(path, os.path.dirname(path), name)
+    if format not in ("binary", "multichoice"):
+        raise DataError(f"format must be binary or multichoice, not {format!r}")
+    return _multi_choice(items) if format == "multichoice" else items
+
+
+BENCHMARK = Benchmark(
+    name="temporalbench",
+    description="TemporalBench: binary accuracy and multiple binary accuracy (MBA) on fine-grained captions",
+    load=load,
+    protocols=("choice", "similarity", "entailment"),
+    default_protocol="choice",
+    summary=SummarySpec(group_metric="MBA", rename={"accuracy": "BA"}),
+    unit="items",
+    reference="GPT-4o MBA 38.5 (multi-choice 75.7); human MBA 67.9; LLaVA-OV-7B 1 frame BA 53.30, MBA 13.31",
+)

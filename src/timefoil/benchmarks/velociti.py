@@ -1,0 +1,88 @@
+"""VELOCITI: entailment and multiple choice on 10 s movie clips, eight tests."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+
+from ..items import Item
+from ..protocols import Prompts
+from ..scoring import SummarySpec
+from ..video.sampling import Sampling
+from .base import Benchmark, DataError, find_file, need, read_json, read_jsonl, resolve_video
+
+TESTS = ("control", "agent_random", "agent_bind", "coref", "action_adv", "action_manner", "action_bind", "chrono")
+PREAMBLE = ("Carefully watch the video and pay attention to the sequence of events, the details and actions of "
+            "persons.\n")
+ENTAIL = PREAMBLE + ("Here is a caption that describes the video: {caption}\nBased on your observation, does the "
+                     "given video entail the caption?")
+CHOICE = PREAMBLE + ("Here are two captions that describe the video.\nA) {c1}\nB) {c2}\nBased on your observation, "
+                     "select the caption that best describes the video.\nJust print either A or B.")
+CLOSED = "\nJust answer with either Yes or No."
+FRAMES = "You are given frames sampled sequentially from a video. "
+
+
+def _records(path: str) -> list[dict]:
+    data = read_jsonl(path) if path.endswith(".jsonl") else read_json(path)
+    if isinstance(data, dict):
+        data = data.get("test") or data.get("data") or list(data.values())
+    return data
+
+
+def _id_list(path: str) -> set[str]:
+    text = open(path, encoding="utf-8").read()
+    try:
+        return {str(x) for x in json.loads(text)}
+    except json.JSONDecodeError:
+        return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _youtube(video_id: str) -> dict | None:
+    """v_<YouTube id>_seg_<start>_<end>: a clip to cut from that video."""
+    match = re.match(r"v_(.+)_seg_(\d+)_(\d+)$", video_id)
+    return {"id": match.group(1), "start": int(match.group(2)), "end": int(match.group(3))} if match else None
+
+
+def load(data_dir: str, subset: str | None = None) -> list[Item]:
+    """``subset``: a file of item ids (JSON list or one per line), e.g. the 150-per-test subset."""
+    path = find_file(data_dir, ("velociti.jsonl", "velociti.json", "test.jsonl", "test.json"), "VELOCITI file")
+    root, counter, items = os.path.dirname(path), Counter(), []
+    for n, record in enumerate(_records(path), 1):
+        where = f"{path}: record {n}"
+        test = need(record, ("test_name", "test"), where)
+        if test not in TESTS:
+            raise DataError(f"{where}: unknown test_name {test!r} (expected one of {', '.join(TESTS)})")
+        counter[test] += 1
+        video_id = need(record, "video_id", where)
+        item_id = str(record.get("id") or record.get("idx") or f"{test}-{counter[test]:05d}")
+        items.append(Item(id=item_id, group_id=item_id, benchmark="velociti", test=test,
+                          videos=(resolve_video(root, f"videos/{video_id}.mp4", where),),
+                          texts=(need(record, "pos", where), need(record, "neg", where)),
+                          metadata={"video_id": video_id, "event": record.get("event"),
+                                    "youtube": _youtube(video_id)}))
+    if subset:
+        wanted = _id_list(subset)
+        unknown = wanted - {item.id for item in items}
+        if unknown:
+            raise DataError(f"{subset}: {len(unknown)} id(s) not in {path}, e.g. {sorted(unknown)[:3]}")
+        items = [item for item in items if item.id in wanted]
+    return items
+
+
+BENCHMARK = Benchmark(
+    name="velociti",
+    description="VELOCITI: StrictVLE / ClassicVLE entailment and two-order multiple choice on movie clips",
+    load=load,
+    default_protocol="entailment",
+    default_sampling=Sampling(frames=None, fps=1.0),  # mid-second frames
+    prompts=Prompts(entailment=ENTAIL, choice=CHOICE),
+    variants={"closed": Prompts(entailment=ENTAIL + CLOSED, choice=CHOICE),
+              "frames": Prompts(entailment=FRAMES + ENTAIL + CLOSED, choice=FRAMES + CHOICE)},
+    order_policy="both",
+    summary=SummarySpec(average={"entailment": "StrictVLE", "choice": "A∧B", "similarity": "accuracy"},
+                        average_excludes=("control",), categories=False),
+    unit="items",
+    reference="Table 2 StrictVLE Avg: LLaVA-OV-72B 43.1, OV-7B 32.1, Qwen2-VL-7B 15.9, Gemini-1.5-Pro (subset) "
+              "49.3, human 93.0; ClassicVLE OV-72B 83.6",
+)

@@ -1,0 +1,76 @@
+"""Vinoground: 500 counterfactual pairs, each a 2x2 group of text and video questions."""
+from __future__ import annotations
+
+import csv
+import os
+
+from ..items import Item
+from ..protocols import Prompts
+from ..scoring import SummarySpec
+from ..video.sampling import Sampling
+from .base import Benchmark, DataError, find_file, need, read_json, resolve_video
+
+TEXT = "Which caption best describes this video? A. {c1}, B. {c2}"
+VIDEO = ("Which video segment matches this caption? Note: The video contains two segments separated by a 2-second "
+         "black frame. Caption: {caption}. A. First segment (before black frame), B. Second segment (after black "
+         "frame)")
+COT = "\nplease think step by step"
+
+
+def _published_orders(data_dir: str, name: str) -> dict[str, dict]:
+    """idx -> {GT, question} from vinoground_textscore.json / _videoscore.json, if present."""
+    try:
+        path = find_file(data_dir, (name,), name)
+    except DataError:
+        return {}
+    records = read_json(path)
+    if not isinstance(records, list):
+        raise DataError(f"{path}: expected a list of questions")
+    out = {}
+    for n, record in enumerate(records, 1):
+        where = f"{path}: record {n}"
+        gt = need(record, "GT", where)
+        if gt not in ("A", "B"):
+            raise DataError(f"{where}: GT must be 'A' or 'B', found {gt!r}")
+        out[str(need(record, "idx", where))] = {"target_position": "AB".index(gt),
+                                                "prompt": need(record, "question", where)}
+    return out
+
+
+def load(data_dir: str) -> list[Item]:
+    path = find_file(data_dir, ("vinoground.csv",), "vinoground.csv")
+    text_orders = _published_orders(data_dir, "vinoground_textscore.json")
+    video_orders = _published_orders(data_dir, "vinoground_videoscore.json")
+    root, items = os.path.dirname(path), []
+    with open(path, newline="", encoding="utf-8") as handle:
+        for row_number, row in enumerate(csv.DictReader(handle), 2):
+            where = f"{path}: row {row_number}"
+            n = str(need(row, "index", where)).strip()
+            pos, neg = need(row, "pos_cap", where), need(row, "neg_cap", where)
+            minor = [m.strip() for m in (row.get("minor") or "").split(";") if m.strip()]
+            clips = [resolve_video(root, f"vinoground_videos/{n}_{s}.mp4", where) for s in ("pos", "neg")]
+            common = dict(group_id=n, benchmark="vinoground", test="vinoground",
+                          categories=(need(row, "major", where), *minor))
+            for suffix, target in (("pos", 0), ("neg", 1)):
+                idx = f"{n}_{suffix}"
+                items.append(Item(id=f"{idx}:text", role="text", videos=(clips[target],), texts=(pos, neg),
+                                  target=target, metadata=text_orders.get(idx, {}), **common))
+                items.append(Item(id=f"{idx}:video", role="video", videos=tuple(clips),
+                                  texts=((pos, neg)[target],), target=target, options_are="videos",
+                                  metadata=video_orders.get(idx, {}), **common))
+    return items
+
+
+BENCHMARK = Benchmark(
+    name="vinoground",
+    description="Vinoground: text, video and group scores on 500 counterfactual video pairs",
+    load=load,
+    protocols=("choice", "similarity"),
+    default_protocol="choice",
+    default_sampling=Sampling(frames=32),
+    prompts=Prompts(choice=TEXT, video_choice=VIDEO),
+    variants={"cot": Prompts(choice=TEXT + COT, video_choice=VIDEO + COT)},
+    summary=SummarySpec(),
+    reference="Table 2 text/video/group: GPT-4o 32f 54.0/38.2/24.6; GPT-4o CoT 59.2/51.0/35.0; LLaVA-OV-72B "
+              "48.4/35.2/21.8; Qwen2-VL-72B 50.4/32.6/17.4; human 93.4/94.0/90.0; VideoCLIP 17.0/2.8/1.2",
+)

@@ -1,0 +1,86 @@
+"""``timefoil prepare``: fetch published annotation files (and, optionally, cut YouTube
+clips), then say which referenced videos are still missing."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+from .benchmarks import DataError, get_benchmark
+
+# Where each benchmark's files are published (Hugging Face dataset repositories).
+HUB_DATASETS = {
+    "vinoground": "HanSolo9682/Vinoground",
+    "temporalbench": "microsoft/TemporalBench",
+    "velociti": "katha-ai-iiith/VELOCITI",
+}
+ELSEWHERE = {
+    "vitatecs": "annotation files: the VITATECS repository's data/<Aspect>.jsonl; videos: MSR-VTT and VATEX test "
+                "sets under videos/MSRVTT/ and videos/VATEX/",
+    "vilma": "annotation files: the ViLMA repository's data/*.json; videos under videos/ (QUVA, Something-"
+             "Something v2, STAR, VidSitu by file name; YouTube clips with --youtube)",
+    "synth": "generated locally: timefoil generate synth --out DIR",
+}
+
+
+@dataclass
+class PrepareReport:
+    benchmark: str
+    dest: str
+    downloaded: list[str] = field(default_factory=list)
+    referenced: int = 0
+    missing: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def download_from_hub(benchmark: str, dest: str) -> list[str]:
+    """Snapshot of the benchmark's dataset repository; honours HF_TOKEN, HF_HOME and
+    HF_HUB_OFFLINE like every Hugging Face tool."""
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        raise DataError("downloading needs huggingface_hub: pip install 'timefoil[hub]'") from None
+    path = snapshot_download(repo_id=HUB_DATASETS[benchmark], repo_type="dataset", local_dir=dest)
+    return sorted(os.path.relpath(os.path.join(r, f), path) for r, _, fs in os.walk(path) for f in fs)
+
+
+def _video_files(items) -> dict[str, dict]:
+    """Every file the items point at, with what is known to fetch it."""
+    files: dict[str, dict] = {}
+    for item in items:
+        for ref in item.videos:
+            for part in (ref.parts or (ref,)):
+                files.setdefault(part.path, item.metadata.get("youtube"))
+    return files
+
+
+def cut_from_youtube(path: str, source: dict) -> bool:
+    """Download with yt-dlp: the [start, end] section when given (ffmpeg cuts it), else the
+    whole video, which the loader then windows. False when it fails."""
+    if not shutil.which("yt-dlp") or not shutil.which("ffmpeg"):
+        raise DataError("cutting YouTube clips needs yt-dlp and ffmpeg on PATH")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    command = ["yt-dlp", "-q", "-f", "mp4/bestvideo+bestaudio", "--merge-output-format", "mp4", "-o", path,
+               f"https://www.youtube.com/watch?v={source['id']}"]
+    if source.get("start") is not None and source.get("end") is not None:
+        command[1:1] = ["--download-sections", f"*{source['start']}-{source['end']}", "--force-keyframes-at-cuts"]
+    return subprocess.run(command, capture_output=True, timeout=600).returncode == 0 and os.path.exists(path)
+
+
+def prepare(benchmark: str, dest: str, *, download: bool = True, youtube: bool = False, **options) -> PrepareReport:
+    bench = get_benchmark(benchmark)
+    report = PrepareReport(benchmark, dest)
+    os.makedirs(dest, exist_ok=True)
+    if download and benchmark in HUB_DATASETS:
+        report.downloaded = download_from_hub(benchmark, dest)
+    elif benchmark in ELSEWHERE:
+        report.notes.append(ELSEWHERE[benchmark])
+    items = bench.load(dest, **options)
+    files = _video_files(items)
+    report.referenced = len(files)
+    for path, source in sorted(files.items()):
+        if os.path.exists(path) or (youtube and source and cut_from_youtube(path, source)):
+            continue
+        report.missing.append(path)
+    return report
