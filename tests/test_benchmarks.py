@@ -1,5 +1,6 @@
 """The five published benchmarks: loaders on real-format files, errors, aggregation."""
 import csv
+import math
 import glob
 import json
 import os
@@ -380,3 +381,27 @@ def test_vinoground_end_to_end_and_prepare_reports_missing(tmp_path):
     os.remove(os.path.join(root, "vinoground_videos", "1_neg.mp4"))
     prepared = cli("prepare", "vinoground", "--dest", root, "--no-download")
     assert "1 missing" in prepared.stdout and "1_neg.mp4" in prepared.stdout
+
+
+def test_temporalbench_captioning_subset_and_scores(tmp_path):
+    records = [{"idx": "a", "video_name": "short_video/COIN/a.mp4", "dataset": "COIN",
+                "question": "Describe it. Example 1: ...", "GT": "the dog runs quickly"},
+               {"idx": "g", "video_name": "short_video/FineGym/g.mp4", "dataset": "FineGym", "GT": "a salto"},
+               {"idx": "b", "video_name": "short_video/Oops/b.mp4", "source_dataset": "Oops",
+                "GT": "there is a cat on the mat"}]
+    (tmp_path / "temporalbench_short_caption.json").write_text(json.dumps(records))
+    items = get_benchmark("temporalbench").load(str(tmp_path), subset="caption")
+    assert [i.id for i in items] == ["a", "b"]  # FineGym left out, as in the paper
+
+    class Writer(Model):
+        kinds = frozenset({"generation"})
+
+        def answer(self, requests, frames):
+            return [Answer(raw="A dog runs fast." if r.text.startswith("Describe it.") else "the cat is on the mat")
+                    for r in requests]
+
+    records = answer_offline(items, "generation", Writer())
+    assert records[0]["request"]["text"] == "Describe it. Example 1: ..."  # the published prompt, verbatim
+    report = score_records(records, benchmark="temporalbench", model="w", protocol="generation")
+    assert report.get("overall/BLEU-1").value == pytest.approx(100 * math.exp(-0.1) * 0.7)
+    assert report.get("overall/ROUGE-L").n == 2 and report.get("category:Oops/ROUGE-L").n == 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-OptionsAre = Literal["texts", "videos"]
+OptionsAre = Literal["texts", "videos", "references"]
 PROFICIENCY = "proficiency"
 
 
@@ -62,7 +62,8 @@ class VideoRef:
 @dataclass(frozen=True)
 class Item:
     """One question. ``options_are`` says whether the options are the ``texts`` (one video,
-    several captions) or the ``videos`` (one caption, several videos)."""
+    several captions) or the ``videos`` (one caption, several videos); "references" marks a
+    free-generation item whose texts are reference answers."""
 
     id: str
     group_id: str
@@ -78,6 +79,10 @@ class Item:
     metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.options_are == "references":  # free generation scored against reference texts
+            if len(self.videos) != 1 or not self.texts:
+                raise ValueError(f"item {self.id}: a generation item has one video and 1+ reference texts")
+            return
         n = self.n_options
         if n < 2:
             raise ValueError(f"item {self.id}: needs at least two options, has {n}")

@@ -18,7 +18,7 @@ from .requests import Answer, Request
 from .video.sampling import Sampling
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-PROTOCOLS = ("similarity", "entailment", "choice")
+PROTOCOLS = ("similarity", "entailment", "choice", "generation")
 ORDER_POLICIES = ("balanced", "both")
 
 
@@ -34,8 +34,11 @@ class Prompts:
     entailment: str = ("Carefully watch the video and pay attention to the sequence of events, the details "
                        "and actions of persons.\nHere is a caption that describes the video: {caption}\n"
                        "Based on your observation, does the given video entail the caption?")
+    generation: str = ("Describe this video in detail: every action in the order it happens, how often, in "
+                       "which direction and by whom.")
     system: str | None = None
     concat_gap: float = 2.0
+    max_tokens: int = 512  # dense captions are long
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,12 @@ def plan_requests(item: Item, protocol: str, prompts: Prompts, sampling: Samplin
         return None if blind else ref
 
     sampling_used = None if blind else sampling
+    if protocol == "generation" or item.options_are == "references":
+        if protocol != "generation":
+            raise ValueError(f"item {item.id} has reference texts, not options: use the generation protocol")
+        request = Request("generation", video(item.videos[0]), item.metadata.get("prompt") or prompts.generation,
+                          sampling_used, system=prompts.system, max_tokens=prompts.max_tokens)
+        return [PlannedRequest(f"{item.id}|gen", request, {}, 1)]
     if protocol in ("similarity", "entailment"):
         planned = []
         for j in range(item.n_options):
@@ -139,6 +148,7 @@ class ItemOutcome:
     scores: list[float | None] = field(default_factory=list)  # similarity score or e(V, C) per option
     keys: list[str] = field(default_factory=list)  # request key per option: shared scores share a key
     trials: list[Trial] = field(default_factory=list)
+    generated: str | None = None  # free text, for generation items
     errors: list[str] = field(default_factory=list)
     parse_failures: int = 0
     unanswered: int = 0
@@ -184,6 +194,8 @@ class ItemOutcome:
             return 1 / self.n_options
         if self.kind == "entailment":
             return 0.5 ** self.n_options
+        if self.kind == "generation":
+            return 0.0
         return (1 / self.n_options) ** max(1, len(self.trials))
 
     def comparisons(self) -> list[tuple[str, list[str]]]:
@@ -235,7 +247,9 @@ def build_outcome(records: Sequence[dict[str, Any]]) -> ItemOutcome:
         out.degenerate = out.degenerate or bool(record.get("frames", {}).get("degenerate"))
         if answer.error:
             out.errors.append(answer.error)
-        if kind in ("similarity", "entailment"):
+        if kind == "generation":
+            out.generated = None if answer.error else answer.raw
+        elif kind in ("similarity", "entailment"):
             j = request["option"]
             out.keys[j] = request["key"]
             if answer.error:

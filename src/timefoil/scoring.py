@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from . import metrics as M
+from .caption_metrics import caption_metrics
 from .protocols import ItemOutcome, build_outcome
 from .stats import MetricValue, proportion
 
@@ -75,6 +76,8 @@ def _all_correct(name: str, outcomes: Sequence[ItemOutcome], tie_policy: str) ->
 
 
 def _item_metrics(outcomes: Sequence[ItemOutcome], kind: str, tie_policy: str) -> list[MetricValue]:
+    if kind == "generation":
+        return caption_metrics([o.generated for o in outcomes], [o.item["texts"] for o in outcomes])
     if kind == "similarity":
         return [M.ranking_accuracy("accuracy", [o.scores for o in outcomes], [o.target for o in outcomes],
                                    tie_policy)]

@@ -9,7 +9,9 @@ from ..items import Item
 from ..scoring import SummarySpec
 from .base import Benchmark, DataError, find_file, need, read_json, read_jsonl, resolve_video
 
-SUBSETS = {"short_qa": "temporalbench_short_qa.json", "long_qa": "temporalbench_long_qa.json"}
+SUBSETS = {"short_qa": "temporalbench_short_qa.json", "long_qa": "temporalbench_long_qa.json",
+           "caption": "temporalbench_short_caption.json"}
+EXCLUDED_FROM_CAPTIONING = {"FineGym"}  # its captions have another structure (the paper leaves it out)
 _OPTION = re.compile(r"^\s*\(?([A-Z])[.):]\s*(.+?)\s*$")
 
 
@@ -20,10 +22,33 @@ def options_of(question: str, where: str) -> dict[str, str]:
     return found
 
 
-def _binary_items(path: str, root: str, subset: str) -> list[Item]:
+def _records(path: str) -> list[dict]:
     records = read_jsonl(path) if path.endswith(".jsonl") else read_json(path)
     if not isinstance(records, list):
-        raise DataError(f"{path}: expected a list of questions")
+        raise DataError(f"{path}: expected a list of records")
+    return records
+
+
+def _caption_items(path: str, root: str) -> list[Item]:
+    """Captioning: the model writes a detailed caption, scored against the reference. The
+    record's own prompt (with its in-context examples) is used verbatim when present."""
+    items = []
+    for n, record in enumerate(_records(path), 1):
+        where = f"{path}: record {n}"
+        source = need(record, ("dataset", "source_dataset"), where)
+        if source in EXCLUDED_FROM_CAPTIONING:
+            continue
+        video = need(record, "video_name", where)
+        prompt = record.get("question") or record.get("prompt")
+        items.append(Item(id=str(record.get("idx") or video), group_id=video, benchmark="temporalbench",
+                          test="caption", videos=(resolve_video(root, video, where),),
+                          texts=(need(record, ("GT", "caption", "answer"), where),), options_are="references",
+                          categories=(source,), metadata={"prompt": prompt} if prompt else {}))
+    return items
+
+
+def _binary_items(path: str, root: str, subset: str) -> list[Item]:
+    records = _records(path)
     items = []
     for n, record in enumerate(records, 1):
         where = f"{path}: record {n}"
@@ -56,24 +81,29 @@ def _multi_choice(items: list[Item]) -> list[Item]:
 
 
 def load(data_dir: str, subset: str = "short_qa", format: str = "binary") -> list[Item]:
-    """``subset``: short_qa, long_qa or both (comma-separated); ``format``: binary (BA/MBA) or
-    multichoice (M+1 options at once)."""
+    """``subset``: short_qa, long_qa, caption, or several comma-separated; ``format``: binary
+    (BA/MBA) or multichoice (M+1 options at once)."""
     items = []
     for name in subset.split(","):
         if name not in SUBSETS:
             raise DataError(f"unknown TemporalBench subset {name!r}; choose from {', '.join(SUBSETS)}")
         path = find_file(data_dir, (SUBSETS[name], SUBSETS[name] + "l"), f"TemporalBench {name} file")
-        items += _binary_items(path, os.path.dirname(path), name)
+        if name == "caption":
+            items += _caption_items(path, os.path.dirname(path))
+        else:
+            items += _binary_items(path, os.path.dirname(path), name)
     if format not in ("binary", "multichoice"):
         raise DataError(f"format must be binary or multichoice, not {format!r}")
-    return _multi_choice(items) if format == "multichoice" else items
+    if format == "multichoice":
+        return _multi_choice([i for i in items if i.options_are != "references"])
+    return items
 
 
 BENCHMARK = Benchmark(
     name="temporalbench",
     description="TemporalBench: binary accuracy and multiple binary accuracy (MBA) on fine-grained captions",
     load=load,
-    protocols=("choice", "similarity", "entailment"),
+    protocols=("choice", "similarity", "entailment", "generation"),
     default_protocol="choice",
     summary=SummarySpec(group_metric="MBA", rename={"accuracy": "BA"}),
     unit="items",
