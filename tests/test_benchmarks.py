@@ -405,3 +405,14 @@ def test_temporalbench_captioning_subset_and_scores(tmp_path):
     report = score_records(records, benchmark="temporalbench", model="w", protocol="generation")
     assert report.get("overall/BLEU-1").value == pytest.approx(100 * math.exp(-0.1) * 0.7)
     assert report.get("overall/ROUGE-L").n == 2 and report.get("category:Oops/ROUGE-L").n == 1
+
+
+def test_vinoground_published_concatenations_are_accepted(tmp_path):
+    root = vinoground_fixture(tmp_path, pairs=1)
+    built = get_benchmark("vinoground").load(root)
+    published = get_benchmark("vinoground").load(root, concatenated="published")
+    records = {r["item"]["id"]: r for r in answer_offline(published, "choice", _AlwaysA())}
+    assert records["0_pos:video"]["request"]["video"]["path"].endswith("vinoground_videos_concated/0.mp4")
+    assert "parts" in answer_offline(built, "choice", _AlwaysA())[1]["request"]["video"]
+    with pytest.raises(DataError, match="concatenated must be"):
+        get_benchmark("vinoground").load(root, concatenated="yes")

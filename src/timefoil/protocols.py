@@ -123,8 +123,10 @@ def plan_requests(item: Item, protocol: str, prompts: Prompts, sampling: Samplin
             ref = item.videos[0]
             option_texts = tuple(item.texts[j] for j in order)
             text = _fill_choice(prompts.choice, option_texts, labels)
-        if item.metadata.get("prompt") and position == item.metadata.get("target_position"):
-            text = item.metadata["prompt"]  # the published question, verbatim, in its published order
+        if position == item.metadata.get("target_position"):  # the published question, as published
+            text = item.metadata.get("prompt") or text
+            if item.metadata.get("joined_video"):
+                ref = VideoRef.file(item.metadata["joined_video"])
         request = Request("choice", video(ref), text, sampling_used, labels=labels,
                           option_texts=option_texts, system=prompts.system)
         planned.append(PlannedRequest(f"{item.id}|pos{position}", request,

@@ -33,11 +33,17 @@ def _published_orders(data_dir: str, name: str) -> dict[str, dict]:
         if gt not in ("A", "B"):
             raise DataError(f"{where}: GT must be 'A' or 'B', found {gt!r}")
         out[str(need(record, "idx", where))] = {"target_position": "AB".index(gt),
-                                                "prompt": need(record, "question", where)}
+                                                "prompt": need(record, "question", where),
+                                                "video_name": record.get("video_name")}
     return out
 
 
-def load(data_dir: str) -> list[Item]:
+def load(data_dir: str, concatenated: str = "built") -> list[Item]:
+    """``concatenated``: "built" joins the two clips with a 2 s black gap at sampling time,
+    so N frames always give (N - 1) / 2 per clip; "published" uses the files in
+    vinoground_videos_concated/ named by vinoground_videoscore.json instead."""
+    if concatenated not in ("built", "published"):
+        raise DataError(f"concatenated must be 'built' or 'published', not {concatenated!r}")
     path = find_file(data_dir, ("vinoground.csv",), "vinoground.csv")
     text_orders = _published_orders(data_dir, "vinoground_textscore.json")
     video_orders = _published_orders(data_dir, "vinoground_videoscore.json")
@@ -53,11 +59,19 @@ def load(data_dir: str) -> list[Item]:
                           categories=(need(row, "major", where), *minor))
             for suffix, target in (("pos", 0), ("neg", 1)):
                 idx = f"{n}_{suffix}"
+                text_meta = {k: v for k, v in text_orders.get(idx, {}).items() if k != "video_name"}
                 items.append(Item(id=f"{idx}:text", role="text", videos=(clips[target],), texts=(pos, neg),
-                                  target=target, metadata=text_orders.get(idx, {}), **common))
+                                  target=target, metadata=text_meta, **common))
+                published = dict(video_orders.get(idx, {}))
+                joined = published.pop("video_name", None)
+                if concatenated == "published":
+                    if not joined:
+                        raise DataError(f"{where}: no published concatenated video for {idx} "
+                                        "(vinoground_videoscore.json is needed)")
+                    published["joined_video"] = resolve_video(root, f"vinoground_videos_concated/{joined}", where).path
                 items.append(Item(id=f"{idx}:video", role="video", videos=tuple(clips),
                                   texts=((pos, neg)[target],), target=target, options_are="videos",
-                                  metadata=video_orders.get(idx, {}), **common))
+                                  metadata=published, **common))
     return items
 
 
