@@ -84,11 +84,13 @@ def first_groups(items: Sequence[Item], limit: int | None) -> list[Item]:
 
 
 def _environment() -> dict[str, Any]:
+    from importlib import metadata
+
     versions = {"timefoil": __version__, "python": platform.python_version()}
-    for module in ("numpy", "av", "torch", "transformers"):
-        try:
-            versions[module] = __import__(module).__version__
-        except Exception:
+    for package in ("numpy", "av", "torch", "transformers", "httpx"):
+        try:  # read from metadata: importing torch just to name its version costs seconds
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
             continue
     revision = None
     try:

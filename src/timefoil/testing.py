@@ -43,3 +43,30 @@ def tiny_llama(path, texts, seed=0, hidden=32, layers=2):
     LlamaForCausalLM(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
+
+
+def tiny_clip(path, texts, seed=0, kind="clip"):
+    """A tiny CLIP (or SigLIP) with a word-level tokenizer and a 32x32 image processor."""
+    import torch
+    from transformers import (CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, SiglipConfig,
+                              SiglipImageProcessor, SiglipModel, SiglipProcessor)
+
+    tokenizer = word_tokenizer(texts)
+    text = dict(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                intermediate_size=64, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+                bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    vision = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, image_size=32,
+                  patch_size=8)
+    torch.manual_seed(seed)
+    if kind == "siglip":
+        model = SiglipModel(SiglipConfig(text_config=text, vision_config=vision))
+        processor = SiglipProcessor(image_processor=SiglipImageProcessor(size={"height": 32, "width": 32}),
+                                    tokenizer=tokenizer)
+    else:
+        model = CLIPModel(CLIPConfig(text_config=text, vision_config=vision, projection_dim=16))
+        processor = CLIPProcessor(image_processor=CLIPImageProcessor(size={"shortest_edge": 32},
+                                                                     crop_size={"height": 32, "width": 32}),
+                                  tokenizer=tokenizer)
+    model.save_pretrained(path)
+    processor.save_pretrained(path)
+    return str(path)

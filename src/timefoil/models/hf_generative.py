@@ -234,7 +234,8 @@ class HFGenerative(Model):
         first = self.tokenizer.decode([greedy])
         if kind == "entailment":
             yes_ids, no_ids = self.variant_ids(YES_WORDS), self.variant_ids(NO_WORDS)
-            return Answer(raw=first.strip(), probs={"yes": float(probs[yes_ids].sum()), "no": float(probs[no_ids].sum())},
+            return Answer(raw=first.strip(),
+                          probs={"yes": float(probs[yes_ids].sum()), "no": float(probs[no_ids].sum())},
                           meta={"yes_ids": yes_ids, "no_ids": no_ids, "first_token": greedy})
         letters = {label: self.variant_ids((label,)) for label in request.labels}
         letter_probs = {label: float(probs[ids].sum()) for label, ids in letters.items()}

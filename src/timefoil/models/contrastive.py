@@ -1,0 +1,143 @@
+"""Contrastive encoders: transformers CLIP / SigLIP / X-CLIP and open_clip.
+
+Each unique (video content, sampling) and each unique text is encoded once per model
+instance (so once per run). A video embedding is the mean of its L2-normalised frame
+embeddings, normalised again; similarity is the cosine, or the model's own logit
+(scale * cosine + bias) with ``score=logit``.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..hashing import stable_hash
+from ..requests import Answer, Request
+from ..video.frames import content_key
+from .base import FrameSource, Model
+from .hf_generative import weights_fingerprint
+
+
+def _features(output):
+    """transformers 5 returns an output object whose pooler_output is the projection."""
+    return output if hasattr(output, "shape") else output.pooler_output
+
+
+class Contrastive(Model):
+    kinds = frozenset({"similarity"})
+
+    def __init__(self, path: str, *, backend: str = "hf", dtype: str = "float32", device: str = "cpu",
+                 batch_size: int = 32, score: str = "cosine", pretrained: str | None = None,
+                 model=None, processor=None):
+        import torch
+
+        if score not in ("cosine", "logit"):
+            raise ValueError("score must be cosine or logit")
+        self.torch, self.path, self.backend, self.dtype = torch, path, backend, dtype
+        self.pretrained, self.score_kind, self.batch_size = pretrained, score, int(batch_size)
+        self.name = f"{'openclip' if backend == 'openclip' else 'clip'}:{path}"
+        self.device = torch.device(device)
+        if model is None:
+            model, processor = (load_openclip(path, pretrained) if backend == "openclip"
+                                else load_hf_contrastive(path, dtype))
+        self.model, self.processor = model.eval().to(self.device), processor
+        self.kind = getattr(getattr(model, "config", None), "model_type", "openclip")
+        self._videos: dict[str, Any] = {}
+        self._texts: dict[str, Any] = {}
+        self.stats = {"video_encodes": 0, "text_encodes": 0, "frames_encoded": 0}
+
+    def fingerprint(self) -> dict:
+        return {"name": self.name, "pretrained": self.pretrained, "weights": weights_fingerprint(self.path),
+                "dtype": self.dtype, "score": self.score_kind, "pooling": "mean"}
+
+    # -- encoders --------------------------------------------------------------------------
+    def _encode_frames(self, frames) -> Any:
+        torch = self.torch
+        if self.kind == "xclip":  # X-CLIP encodes the clip as a whole
+            pixels = self.processor(videos=[list(frames)], return_tensors="pt")["pixel_values"].to(self.device)
+            return torch.nn.functional.normalize(_features(self.model.get_video_features(pixel_values=pixels))[0],
+                                                 dim=-1)
+        parts = []
+        for start in range(0, len(frames), self.batch_size):
+            chunk = list(frames[start:start + self.batch_size])
+            if self.backend == "openclip":
+                pixels = torch.stack([self.processor(_pil(f)) for f in chunk]).to(self.device)
+                feats = self.model.encode_image(pixels)
+            else:
+                pixels = self.processor(images=chunk, return_tensors="pt")["pixel_values"].to(self.device)
+                feats = _features(self.model.get_image_features(pixel_values=pixels))
+            parts.append(torch.nn.functional.normalize(feats.float(), dim=-1))
+        self.stats["frames_encoded"] += len(frames)
+        return torch.nn.functional.normalize(torch.cat(parts).mean(0), dim=-1)
+
+    def _encode_texts(self, texts: list[str]) -> Any:
+        torch = self.torch
+        parts = []
+        for start in range(0, len(texts), self.batch_size):
+            chunk = texts[start:start + self.batch_size]
+            if self.backend == "openclip":
+                feats = self.model.encode_text(self.tokenizer(chunk).to(self.device))
+            else:
+                padding = "max_length" if self.kind.startswith("siglip") else True
+                batch = self.processor(text=chunk, return_tensors="pt", padding=padding, truncation=True)
+                batch = {k: v.to(self.device) for k, v in batch.items() if k in ("input_ids", "attention_mask")}
+                feats = _features(self.model.get_text_features(**batch))
+            parts.append(torch.nn.functional.normalize(feats.float(), dim=-1))
+        return torch.cat(parts)
+
+    @property
+    def tokenizer(self):
+        import open_clip
+
+        return open_clip.get_tokenizer(self.path)
+
+    def _logit(self, cosine: float) -> float:
+        if self.score_kind == "cosine":
+            return cosine
+        scale = float(self.model.logit_scale.exp())
+        bias = float(getattr(self.model, "logit_bias", None) or 0.0)
+        return scale * cosine + bias
+
+    # -- answering -------------------------------------------------------------------------
+    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        with self.torch.inference_mode():
+            new_texts = list(dict.fromkeys(r.text for r in requests if r.text not in self._texts))
+            if new_texts:
+                for text, feature in zip(new_texts, self._encode_texts(new_texts)):
+                    self._texts[text] = feature
+                self.stats["text_encodes"] += len(new_texts)
+            answers = []
+            for request in requests:
+                if request.video is None:
+                    answers.append(Answer(error="a contrastive model needs the video (no blind mode)"))
+                    continue
+                key = stable_hash([content_key(request.video), request.sampling.to_json()])
+                if key not in self._videos:
+                    self._videos[key] = self._encode_frames(frames(request.video, request.sampling).array)
+                    self.stats["video_encodes"] += 1
+                cosine = float(self._videos[key] @ self._texts[request.text])
+                answers.append(Answer(score=self._logit(cosine)))
+        return answers
+
+
+def _pil(frame):
+    from PIL import Image
+
+    return Image.fromarray(frame)
+
+
+def load_hf_contrastive(path: str, dtype: str = "float32"):
+    import torch
+    from transformers import AutoModel, AutoProcessor
+
+    from .text_models import quiet_transformers
+
+    quiet_transformers()
+    return AutoModel.from_pretrained(path, dtype=getattr(torch, dtype)), AutoProcessor.from_pretrained(path)
+
+
+def load_openclip(arch: str, pretrained: str | None):
+    try:
+        import open_clip
+    except ImportError:
+        raise ImportError("open_clip models need: pip install 'timefoil[openclip]'") from None
+    model, _, preprocess = open_clip.create_model_and_transforms(arch, pretrained=pretrained)
+    return model, preprocess

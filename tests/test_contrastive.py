@@ -1,0 +1,69 @@
+"""Contrastive encoders on tiny random CLIP and SigLIP models loaded by path."""
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("PIL")
+
+from timefoil.benchmarks import get_benchmark  # noqa: E402
+from timefoil.items import VideoRef  # noqa: E402
+from timefoil.models import load_model  # noqa: E402
+from timefoil.runner import RunConfig, Runner  # noqa: E402
+from timefoil.store import RunLog  # noqa: E402
+from timefoil.synth import generate  # noqa: E402
+from timefoil.testing import tiny_clip  # noqa: E402
+from timefoil.video import FrameStore, Sampling  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("suite"))
+    generate(root, per_family=1, seed=3)
+    return root
+
+
+@pytest.mark.parametrize("kind", ["clip", "siglip"])
+def test_each_video_and_text_encoded_once_and_scores_match_a_direct_computation(suite, tmp_path, kind):
+    texts = [t for item in get_benchmark("synth").load(suite) for t in item.texts]
+    path = tiny_clip(tmp_path / kind, texts, kind=kind)
+    model = load_model(f"clip:{path}")
+    runner = Runner(RunConfig("synth", f"clip:{path}", data_dir=suite, sampling=Sampling(frames=4)),
+                    str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), model=model, progress=False)
+    report = runner.run()
+    assert report.errors == 0
+    records = RunLog(str(tmp_path / "run")).read()
+    videos = {tuple(sorted(r["request"]["video"].items())) for r in records}
+    assert model.stats["video_encodes"] == len(videos)  # unique (video, sampling) pairs
+    assert model.stats["text_encodes"] == len({r["request"]["text"] for r in records})
+    assert len(records) > model.stats["video_encodes"]  # videos repeat across requests
+
+    # Direct per-pair computation with the transformers model itself.
+    from transformers import AutoModel, AutoProcessor
+
+    direct, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    store = FrameStore()
+    padding = "max_length" if kind == "siglip" else True
+    for record in records[:12]:
+        frames = store.get(VideoRef.from_json(record["request"]["video"]), Sampling(frames=4)).array
+        with torch.no_grad():
+            image = direct.get_image_features(**processor(images=list(frames), return_tensors="pt")).pooler_output
+            image = torch.nn.functional.normalize(torch.nn.functional.normalize(image, dim=-1).mean(0), dim=-1)
+            batch = processor(text=[record["request"]["text"]], return_tensors="pt", padding=padding)
+            text = direct.get_text_features(input_ids=batch["input_ids"]).pooler_output[0]
+            expected = float(image @ torch.nn.functional.normalize(text, dim=-1))
+        assert record["answer"]["score"] == pytest.approx(expected, abs=1e-5)
+
+
+def test_logit_score_and_blind_requests(tmp_path, suite):
+    path = tiny_clip(tmp_path / "clip", ["a red square"])
+    cosine, logit = load_model(f"clip:{path}"), load_model(f"clip:{path}", {"score": "logit"})
+    from timefoil.requests import Request
+
+    video = VideoRef.file(f"{suite}/videos/order-000-a.mp4")
+    request = Request("similarity", video, "a red square", Sampling(frames=2))
+    store = FrameStore()
+    a = cosine.answer([request], store.get)[0].score
+    b = logit.answer([request], store.get)[0].score
+    assert b == pytest.approx(float(cosine.model.logit_scale.detach().exp()) * a, rel=1e-5)
+    blind = cosine.answer([Request("similarity", None, "a red square")], store.get)[0]
+    assert blind.error and "needs the video" in blind.error

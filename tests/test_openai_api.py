@@ -1,0 +1,161 @@
+"""The OpenAI-compatible adapter against a local fake server that fails on purpose."""
+import hashlib
+import json
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+pytest.importorskip("httpx")
+
+from timefoil.runner import RunConfig, run  # noqa: E402
+from timefoil.store import RunLog  # noqa: E402
+from timefoil.synth import generate  # noqa: E402
+from timefoil.video import Sampling  # noqa: E402
+
+SECRET = "sk-test-0123456789-never-written"
+
+
+class FakeServer:
+    """Chat completions on 127.0.0.1. A fixed share of calls fails (``failure_rate`` 0.3: calls
+    1, 4 and 7 of every 10), cycling through 429, 500, a stall past the client's timeout and a
+    malformed body. Successful answers depend only on the prompt."""
+
+    def __init__(self, failure_rate=0.3, logprobs=True):
+        self.failure_rate, self.logprobs = failure_rate, logprobs
+        self.lock = threading.Lock()
+        self.calls, self.failures, self.auth = 0, 0, set()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer.lock:
+                    outer.calls += 1
+                    outer.auth.add(self.headers.get("Authorization"))
+                    failing = outer.failure_rate >= 1 or (outer.failure_rate > 0 and outer.calls % 10 in (1, 4, 7))
+                    mode = outer.failures % 4
+                    outer.failures += failing
+                if failing:
+                    if mode == 0:
+                        return self._send(429, b'{"error": "rate limited"}')
+                    if mode == 1:
+                        return self._send(500, b'{"error": "boom"}')
+                    if mode == 2:
+                        time.sleep(0.6)  # past the client's timeout
+                        return self._send(200, b"{}")
+                    return self._send(200, b'{"choices": [')  # malformed
+                self._send(200, json.dumps(outer.reply(body)).encode())
+
+            def _send(self, status, data):
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def reply(self, body):
+        text = body["messages"][-1]["content"][-1]["text"]
+        u = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16**8
+        choice = {"message": {"role": "assistant", "content": "Yes" if u > 0.5 else "No"}, "finish_reason": "stop"}
+        if "Which caption" in text:
+            choice["message"]["content"] = "A" if u > 0.5 else "B"
+        if self.logprobs and body.get("logprobs"):
+            import math
+
+            top = [{"token": "Yes", "logprob": math.log(max(u, 1e-6))},
+                   {"token": " no", "logprob": math.log(max(1 - u, 1e-6))},
+                   {"token": "A", "logprob": math.log(0.6)}, {"token": "B", "logprob": math.log(0.3)}]
+            choice["logprobs"] = {"content": [{"token": choice["message"]["content"], "logprob": -0.1,
+                                               "top_logprobs": top}]}
+        return {"choices": [choice]}
+
+    def close(self):
+        self.server.shutdown()
+
+
+@pytest.fixture
+def suite(tmp_path):
+    root = str(tmp_path / "suite")
+    generate(root, per_family=1, seed=4, families=("order", "direction", "speed"))
+    return root
+
+
+def test_run_completes_through_injected_failures_and_the_key_is_never_written(suite, tmp_path, monkeypatch):
+    server = FakeServer(failure_rate=0.3)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    try:
+        config = RunConfig("synth", f"openai:fake-model@{server.url}", data_dir=suite, protocol="entailment",
+                           sampling=Sampling(frames=2),
+                           model_args={"timeout": "0.3", "backoff": "0.01", "max_backoff": "0.05",
+                                       "max_retries": "8", "concurrency": "4"})
+        report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
+    finally:
+        server.close()
+    records = RunLog(str(tmp_path / "run")).read()
+    ids = [r["id"] for r in records]
+    assert len(ids) == len(set(ids)) and report.errors == 0
+    assert report.items == len({r["item"]["id"] for r in records}) > 0
+    unique = len({r["request"]["key"] for r in records})
+    assert server.failures >= 0.2 * server.calls  # at least 20% of calls failed
+    assert unique <= server.calls <= 9 * unique  # bounded retries: at most max_retries + 1 each
+    assert all(r["answer"]["probs"] and 0 <= r["answer"]["probs"]["yes"] <= 1 for r in records)
+    assert server.auth == {f"Bearer {SECRET}"}
+    for folder in (tmp_path / "run", tmp_path / "cache"):
+        for dirpath, _, files in os.walk(folder):
+            for name in files:
+                assert SECRET.encode() not in open(os.path.join(dirpath, name), "rb").read(), name
+
+
+def test_exhausted_retries_are_recorded_errors_and_greedy_answers_work_without_logprobs(suite, tmp_path,
+                                                                                      monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    always_down = FakeServer(failure_rate=1.0)
+    try:
+        config = RunConfig("synth", f"openai:m@{always_down.url}", data_dir=suite, protocol="choice", limit=1,
+                           sampling=Sampling(frames=1),
+                           model_args={"timeout": "0.3", "backoff": "0.01", "max_retries": "2"})
+        report = run(config, str(tmp_path / "down"), cache_dir=str(tmp_path / "c1"), progress=False)
+    finally:
+        always_down.close()
+    records = RunLog(str(tmp_path / "down")).read()
+    assert report.errors == report.items and all("after 3 attempts" in r["answer"]["error"] for r in records)
+    assert always_down.calls == 3 * len({r["request"]["key"] for r in records})
+    assert SECRET not in json.dumps(records)
+
+    greedy = FakeServer(failure_rate=0.0, logprobs=False)
+    try:
+        config = RunConfig("synth", f"openai:m@{greedy.url}", data_dir=suite, protocol="entailment",
+                           sampling=Sampling(frames=1), model_args={"logprobs": "false"})
+        report = run(config, str(tmp_path / "greedy"), cache_dir=str(tmp_path / "c2"), progress=False)
+    finally:
+        greedy.close()
+    records = RunLog(str(tmp_path / "greedy")).read()
+    assert report.errors == 0 and all(r["answer"]["probs"] is None for r in records)
+    assert report.get("overall/StrictVLE").n > 0  # e is 1 or 0 from the greedy Yes/No
+
+
+def test_png_frames_decode_back():
+    import numpy as np
+
+    pytest.importorskip("PIL")
+    from io import BytesIO
+
+    from PIL import Image
+
+    from timefoil.models.openai_api import png
+
+    frame = np.random.default_rng(0).integers(0, 255, (7, 9, 3), dtype=np.uint8)
+    assert np.array_equal(np.asarray(Image.open(BytesIO(png(frame)))), frame)
