@@ -38,8 +38,14 @@ def _guard(fn):
     def wrapped(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (RunError, DataError, VideoError, ValueError, FileNotFoundError) as exc:
+        except (RunError, DataError, VideoError, ValueError, FileNotFoundError, ImportError) as exc:
             raise Failure(str(exc)) from None
+        except click.ClickException:
+            raise
+        except Exception as exc:
+            if os.environ.get("TIMEFOIL_DEBUG"):
+                raise
+            raise Failure(f"unexpected {type(exc).__name__}: {exc} (set TIMEFOIL_DEBUG=1 for the traceback)") from None
     wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
     return wrapped
 
@@ -220,17 +226,33 @@ def score(run_dir: str, as_json: bool, tie_policy: str) -> None:
 
 @main.command()
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="also write the tables as CSV")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="one self-contained HTML report")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="the paper tables as CSV")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="the paper tables as JSON")
+@click.option("--latex", "latex_path", type=click.Path(dir_okay=False), help="the paper tables as LaTeX")
+@click.option("--samples", default=200, show_default=True, help="items per run in the HTML sample browser")
+@click.option("--no-thumbnails", is_flag=True, help="leave frame thumbnails out of the HTML report")
 @_guard
-def report(run_dirs: tuple[str, ...], csv_path: str | None) -> None:
-    """Tables of one or more runs, side by side."""
-    from .report import load_scored, print_runs, write_csv
+def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thumbnails):
+    """Tables of one or more runs, side by side; optionally an HTML report and exports."""
+    from .report import load_scored, print_runs
 
     runs = [load_scored(d) for d in run_dirs]
     print_runs(runs)
-    if csv_path:
-        write_csv(runs, csv_path)
-        click.echo(f"wrote {csv_path}")
+    if csv_path or json_path or latex_path:
+        from .htmlreport import paper_tables, write_table_csv, write_table_json, write_table_latex
+
+        tables = paper_tables(runs)
+        for path, writer in ((csv_path, write_table_csv), (json_path, write_table_json),
+                             (latex_path, write_table_latex)):
+            if path:
+                writer(tables, path)
+                click.echo(f"wrote {path}")
+    if html_path:
+        from .htmlreport import write_html
+
+        write_html(list(run_dirs), html_path, limit=samples, thumbnails=not no_thumbnails)
+        click.echo(f"wrote {html_path}")
 
 
 @main.command()

@@ -2,7 +2,6 @@
 them out; bold where significantly above chance, with the chance row and the 95% CI."""
 from __future__ import annotations
 
-import csv
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -128,17 +127,3 @@ def comparison_table(runs: list[ScoredRun]) -> Table:
         table.add_row(run.label,
                       *[_cell(overall.get(c)) for c in columns])
     return table
-
-
-def write_csv(runs: list[ScoredRun], path: str) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["run", "benchmark", "model", "protocol", "sampling", "section", "metric", "value", "n",
-                         "chance", "ci_low", "ci_high", "p_value", "significant"])
-        for run in runs:
-            r = run.report
-            for m in r.metrics:
-                section, name = split_name(m.name)
-                lo, hi = m.ci95 or (None, None)
-                writer.writerow([run.run_dir, r.benchmark, r.model, r.protocol, run.sampling, section, name,
-                                 m.value, m.n, m.chance, lo, hi, m.p_value, m.significant])

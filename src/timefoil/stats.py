@@ -25,7 +25,9 @@ class MetricValue:
 
     @property
     def significant(self) -> bool:
-        return self.p_value is not None and self.p_value < 0.05
+        """Significantly above chance (p < 0.05 and on the better side of it)."""
+        return bool(self.p_value is not None and self.p_value < 0.05 and self.value is not None
+                    and (self.chance is None or self.value > self.chance))
 
     def to_json(self) -> dict[str, Any]:
         data = {"name": self.name, "value": _round(self.value), "n": self.n, "chance": _round(self.chance),

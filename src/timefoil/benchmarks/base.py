@@ -32,6 +32,7 @@ class Benchmark:
     order_policy: str = "balanced"
     summary: SummarySpec = field(default_factory=SummarySpec)
     unit: str = "groups"  # what `inspect` counts: "groups" or "items" (main items)
+    table: dict[str, tuple[str, ...]] = field(default_factory=dict)  # protocol -> metrics of the paper table
     reference: str = ""  # the paper's numbers, for the report and the README
 
     def prompts_for(self, variant: str | None) -> Prompts:

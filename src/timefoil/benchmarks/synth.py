@@ -34,5 +34,7 @@ BENCHMARK = Benchmark(
     description="synthetic counterfactual videos: order, direction, change of state, counting, speed, binding",
     load=load,
     summary=SummarySpec(average="P+T", categories=False),
+    table={"similarity": ("accuracy", "P", "P+T"), "entailment": ("StrictVLE", "ClassicVLE", "P+T"),
+           "choice": ("accuracy", "A∧B", "bias", "P+T")},
     reference="bag-of-frames: 0 on order and direction, 100 on proficiency; random: chance",
 )

@@ -106,6 +106,8 @@ BENCHMARK = Benchmark(
     protocols=("choice", "similarity", "entailment", "generation"),
     default_protocol="choice",
     summary=SummarySpec(group_metric="MBA", rename={"accuracy": "BA"}),
+    table={"choice": ("BA", "MBA"), "similarity": ("BA", "MBA"), "entailment": ("StrictVLE", "MBA"),
+           "generation": ("BLEU-4", "ROUGE-L", "CIDEr", "embedding similarity")},
     unit="items",
     reference="GPT-4o MBA 38.5 (multi-choice 75.7); human MBA 67.9; LLaVA-OV-7B 1 frame BA 53.30, MBA 13.31",
 )

@@ -106,6 +106,7 @@ BENCHMARK = Benchmark(
     description="ViLMA: counting, situation awareness, change of state, rare actions, spatial relations (P, T, P+T)",
     load=load,
     summary=SummarySpec(average="P+T", rename={"accuracy": "T"}, categories=False),
+    table={"similarity": ("P", "T", "P+T"), "choice": ("P", "T", "P+T"), "entailment": ("P", "StrictVLE", "P+T")},
     reference="Table 2 P+T avg: Video-LLaMA 57.3, BLIP-2 57.5, InternVideo 54.2, CLIP 52.9, GPT-2 26.2, "
               "OPT 30.6, random 23.8",
 )

@@ -85,6 +85,7 @@ BENCHMARK = Benchmark(
     prompts=Prompts(choice=TEXT, video_choice=VIDEO),
     variants={"cot": Prompts(choice=TEXT + COT, video_choice=VIDEO + COT)},
     summary=SummarySpec(),
+    table={"choice": ("text", "video", "group"), "similarity": ("text", "video", "group")},
     reference="Table 2 text/video/group: GPT-4o 32f 54.0/38.2/24.6; GPT-4o CoT 59.2/51.0/35.0; LLaVA-OV-72B "
               "48.4/35.2/21.8; Qwen2-VL-72B 50.4/32.6/17.4; human 93.4/94.0/90.0; VideoCLIP 17.0/2.8/1.2",
 )

@@ -41,5 +41,6 @@ BENCHMARK = Benchmark(
                "a single letter (A or B)."),
     order_policy="both",  # the generative protocol asks both option orders
     summary=SummarySpec(average="accuracy", categories=False),
+    table={"similarity": ("accuracy",), "choice": ("accuracy", "A∧B"), "entailment": ("ClassicVLE",)},
     reference="Table 3 Avg. (similarity): X-CLIP 65.2, CLIP4Clip 65.3, BLIP-large 64.1, human 94.3",
 )

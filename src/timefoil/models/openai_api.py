@@ -13,12 +13,11 @@ import asyncio
 import base64
 import os
 import random
-import struct
 import threading
 import time
-import zlib
 from typing import Any, Sequence
 
+from ..imaging import png
 from ..requests import Answer, Request
 from .base import FrameSource, Model
 
@@ -27,18 +26,6 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 class TransientError(Exception):
     pass
-
-
-def png(array) -> bytes:
-    """A lossless PNG of an RGB uint8 array, with the standard library only."""
-    height, width, _ = array.shape
-    raw = b"".join(b"\x00" + array[y].tobytes() for y in range(height))
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
 
 
 def image_url(array, image_format: str) -> str:

@@ -1,0 +1,124 @@
+"""Paper-style tables: one row per run, columns (section, metric) chosen by the benchmark's
+declaration, a chance row, and exports of the same tables."""
+from __future__ import annotations
+
+import csv
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from ..benchmarks import BENCHMARKS
+from ..report import ScoredRun, split_name
+from ..stats import MetricValue
+
+
+@dataclass
+class PaperTable:
+    benchmark: str
+    protocol: str
+    columns: list[tuple[str, str]]  # (section, metric)
+    rows: list[tuple[ScoredRun, dict[str, MetricValue]]]
+
+    @property
+    def title(self) -> str:
+        return f"{self.benchmark} · {self.protocol}"
+
+    def chance(self, column: tuple[str, str]) -> float | None:
+        for _, metrics in self.rows:
+            metric = metrics.get("/".join(column))
+            if metric is not None and metric.chance is not None:
+                return metric.chance
+        return None
+
+
+def _sections(names: list[str], categories: bool) -> list[str]:
+    """Tests first (the paper's columns), then the pooled overall, then categories."""
+    tests, cats = [], []
+    for name in names:
+        section, _ = split_name(name)
+        if section.startswith("category:"):
+            if categories and section not in cats:
+                cats.append(section)
+        elif section != "overall" and "/" not in section and section not in tests:
+            tests.append(section)
+    return tests + ["overall"] + cats
+
+
+def paper_tables(runs: list[ScoredRun]) -> list[PaperTable]:
+    grouped: OrderedDict[tuple[str, str], list[ScoredRun]] = OrderedDict()
+    for run in runs:
+        grouped.setdefault((run.report.benchmark, run.report.protocol), []).append(run)
+    tables = []
+    for (benchmark, protocol), members in grouped.items():
+        declared = BENCHMARKS.get(benchmark)
+        names = list(OrderedDict.fromkeys(m.name for r in members for m in r.report.metrics))
+        wanted = declared.table.get(protocol) if declared else None
+        if not wanted:
+            wanted = tuple(OrderedDict.fromkeys(split_name(n)[1] for n in names if split_name(n)[0] == "overall"
+                                                and not n.startswith("overall/average")))
+        categories = bool(declared and declared.summary.categories)
+        present = set(names)
+        columns = [(section, metric) for section in _sections(names, categories) for metric in wanted
+                   if f"{section}/{metric}" in present]
+        columns += [split_name(n) for n in names if n.startswith("overall/average")]
+        rows = [(run, {m.name: m for m in run.report.metrics}) for run in members]
+        tables.append(PaperTable(benchmark, protocol, columns, rows))
+    return tables
+
+
+def _value(metric: MetricValue | None) -> str:
+    return "" if metric is None or metric.value is None else f"{metric.value:.1f}"
+
+
+def write_table_csv(tables: list[PaperTable], path: str) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        for table in tables:
+            writer.writerow(["benchmark", table.benchmark, "protocol", table.protocol])
+            writer.writerow(["run"] + ["/".join(c) for c in table.columns])
+            writer.writerow(["chance"] + [_format(table.chance(c)) for c in table.columns])
+            for run, metrics in table.rows:
+                writer.writerow([run.label] + [_value(metrics.get("/".join(c))) for c in table.columns])
+            writer.writerow([])
+
+
+def _format(value: float | None) -> str:
+    return "" if value is None else f"{value:.1f}"
+
+
+def write_table_json(tables: list[PaperTable], path: str) -> None:
+    data = [{"benchmark": t.benchmark, "protocol": t.protocol, "columns": ["/".join(c) for c in t.columns],
+             "chance": {"/".join(c): t.chance(c) for c in t.columns},
+             "rows": [{"run": run.run_dir, "label": run.label, "items": run.report.items, "errors": run.report.errors,
+                       "parse_failures": run.report.parse_failures,
+                       "metrics": {"/".join(c): metrics["/".join(c)].to_json() for c in t.columns
+                                   if "/".join(c) in metrics}} for run, metrics in t.rows]}
+            for t in tables]
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False)
+
+
+_LATEX = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+          "^": r"\textasciicircum{}", "\\": r"\textbackslash{}", "∧": r"$\wedge$"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in str(text))
+
+
+def write_table_latex(tables: list[PaperTable], path: str) -> None:
+    lines = []
+    for table in tables:
+        lines += [f"% {latex_escape(table.title)}", r"\begin{tabular}{l" + "r" * len(table.columns) + "}", r"\toprule",
+                  "Run & " + " & ".join(latex_escape("/".join(c)) for c in table.columns) + r" \\", r"\midrule",
+                  r"\textit{chance} & " + " & ".join(_format(table.chance(c)) for c in table.columns) + r" \\"]
+        for run, metrics in table.rows:
+            cells = []
+            for column in table.columns:
+                metric = metrics.get("/".join(column))
+                text = _value(metric)
+                cells.append(rf"\textbf{{{text}}}" if metric is not None and metric.significant and text else text)
+            lines.append(latex_escape(run.label) + " & " + " & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", ""]
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines))
