@@ -96,7 +96,7 @@ def browser_items(run_index: int, label: str, records: list[dict], sampling: Sam
     for o in _pick(outcomes, labels, limit):
         item = o.item
         answers = []
-        for record in by_item[item["id"]]:
+        for record in sorted(by_item[item["id"]], key=lambda r: r["id"]):
             answer = Answer.from_json(record["answer"])
             parsed = None if answer.error else parse_answer(record["request"], answer)
             answers.append({"request": record["id"].rpartition("|")[2], "raw": answer.raw, "error": answer.error,
