@@ -79,7 +79,7 @@ def test_choice_reads_letter_probabilities_and_a_greedy_answer(tiny):
 
 def test_generation_respects_the_token_budget(tiny):
     answer = HFGenerative(tiny, max_new_tokens=3).answer([Request("generation", None, "Describe the video")], None)[0]
-    assert 1 <= len(answer.raw.split()) <= 3
+    assert len(answer.raw.split()) in (1, 2, 3)
 
 
 def test_hf_spec_runs_through_the_runner_with_fingerprint_and_cache(tiny, tmp_path):

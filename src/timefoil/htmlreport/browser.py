@@ -10,7 +10,6 @@ from ..imaging import png_data_url, thumbnail
 from ..items import VideoRef
 from ..protocols import ItemOutcome, parse_answer
 from ..requests import Answer
-from ..scoring import outcomes_from_records
 from ..video.decode import VideoError
 from ..video.frames import FrameStore
 from ..video.sampling import Sampling
@@ -85,9 +84,9 @@ class Thumbnails:
         return self.cache[key]
 
 
-def browser_items(run_index: int, label: str, records: list[dict], sampling: Sampling | None, limit: int,
-                  thumbnails: Thumbnails | None) -> tuple[list[dict], dict[str, str]]:
-    outcomes = outcomes_from_records(records)
+def browser_items(run_index: int, label: str, records: list[dict], outcomes: list[ItemOutcome],
+                  sampling: Sampling | None, limit: int, thumbnails: Thumbnails | None) -> list[dict]:
+    """``outcomes`` are those of ``records`` (built once by the caller, which needs them too)."""
     labels = {o.item["id"]: outcome_label(o) for o in outcomes}
     by_item: dict[str, list[dict]] = defaultdict(list)
     for record in records:
@@ -110,4 +109,4 @@ def browser_items(run_index: int, label: str, records: list[dict], sampling: Sam
                       "optionsAre": item["options_are"],
                       "texts": marked_texts(item["texts"], item["target"] if item["options_are"] == "texts" else -1),
                       "answers": answers, "frames": frames, "framesNote": note})
-    return items, labels
+    return items

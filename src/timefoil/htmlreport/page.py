@@ -165,8 +165,7 @@ def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: 
         outcomes[run.run_dir] = outcomes_from_records(records)
         sampling = None if meta["config"].get("blind") or not meta["config"].get("sampling") \
             else Sampling.from_json(meta["config"]["sampling"])
-        run_items, _ = browser_items(index, run.label, records, sampling, limit, thumbs)
-        items += run_items
+        items += browser_items(index, run.label, records, outcomes[run.run_dir], sampling, limit, thumbs)
     tables = paper_tables(runs)
     figures = plots_html(runs, tables, configs, outcomes)
     run_list = "".join(f"<li><code>{escape(r.run_dir)}</code>: {escape(r.report.benchmark)} · "

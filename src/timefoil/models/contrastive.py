@@ -42,6 +42,7 @@ class Contrastive(Model):
         self.kind = getattr(getattr(model, "config", None), "model_type", "openclip")
         self._videos: dict[str, Any] = {}
         self._texts: dict[str, Any] = {}
+        self._tokenizer = None
         self.stats = {"video_encodes": 0, "text_encodes": 0, "frames_encoded": 0}
 
     def fingerprint(self) -> dict:
@@ -85,9 +86,12 @@ class Contrastive(Model):
 
     @property
     def tokenizer(self):
-        import open_clip
+        """open_clip's tokenizer for the architecture, made once (not per batch)."""
+        if self._tokenizer is None:
+            import open_clip
 
-        return open_clip.get_tokenizer(self.path)
+            self._tokenizer = open_clip.get_tokenizer(self.path)
+        return self._tokenizer
 
     def _logit(self, cosine: float) -> float:
         if self.score_kind == "cosine":
