@@ -130,11 +130,13 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="run directory (resumes if present)")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="frame and response cache (TIMEFOIL_CACHE)")
 @click.option("--retry-errors", is_flag=True, help="ask again the requests that failed last time")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="torch CPU threads (default: TIMEFOIL_THREADS, else the physical cores)")
 @click.option("--no-progress", is_flag=True)
 @_guard
 def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, max_frames, strategy, frame_order,
             single_frame, blind, order_policy, judge, variant, bench_arg, limit, seed, out, cache_dir, retry_errors,
-            no_progress):
+            threads, no_progress):
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
     from .report import load_scored, print_runs
 
@@ -156,7 +158,7 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
     for sampling in samplings:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())
         run(replace(config, sampling=sampling), run_dir, cache_dir=cache_dir, progress=not no_progress and
-            sys.stderr.isatty(), retry_errors=retry_errors)
+            sys.stderr.isatty(), retry_errors=retry_errors, threads=threads)
         run_dirs.append(run_dir)
     print_runs([load_scored(d) for d in run_dirs])
 

@@ -25,6 +25,7 @@ from .protocols import PlannedRequest, parse_answer, plan_requests, target_posit
 from .requests import Answer, Request
 from .scoring import ScoreReport, SummarySpec, score_records
 from .store import CONFIG, ResponseCache, RunLog
+from .threads import apply_threads
 from .video.frames import FrameStore
 from .video.decode import VideoError
 from .video.sampling import Sampling
@@ -107,13 +108,16 @@ def default_cache_dir() -> str:
 
 class Runner:
     def __init__(self, config: RunConfig, run_dir: str, *, cache_dir: str | None = None,
-                 model: Model | None = None, progress: bool = True, retry_errors: bool = False):
+                 model: Model | None = None, progress: bool = True, retry_errors: bool = False,
+                 threads: int | None = None):
+        self.threads = apply_threads(threads)  # before the model loads: loading runs on them too
         self.config = config.resolved()
         self.run_dir = run_dir
         self.cache_dir = cache_dir or default_cache_dir()
         self.benchmark = get_benchmark(self.config.benchmark)
         self.model = model or load_model(self.config.model, self.config.model_args)
         self.judge = load_model(self.config.judge) if self.config.judge else None
+        apply_threads(self.threads)  # a model whose import set its own count
         self.progress = progress
         self.retry_errors = retry_errors
         self.frames = FrameStore(cache_dir=self.cache_dir)
@@ -138,11 +142,20 @@ class Runner:
                 raise RunError(f"{self.run_dir} holds a run with another configuration; "
                                "use a new --out directory (or delete this one)")
             return
-        data = {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **_environment()}
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-        os.replace(tmp, path)
+        data = {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **_environment(), "threads": self.threads}
+        _write_json(path, data)
+
+    def _record_notes(self) -> None:
+        """The model's notes and this session's thread count, added to run.json (never part of
+        the configuration a resume must match)."""
+        path = os.path.join(self.run_dir, CONFIG)
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        notes = {**data.get("model_notes", {}), **getattr(self.model, "notes", {})}
+        if data.get("model_notes", {}) == notes and data.get("threads") == self.threads:
+            return
+        data["model_notes"], data["threads"] = notes, self.threads
+        _write_json(path, data)
 
     def plan(self) -> list[tuple[Item, PlannedRequest]]:
         items = first_groups(self.benchmark.load(self.config.data_dir or "", **self.config.benchmark_args),
@@ -237,6 +250,7 @@ class Runner:
                     self._answer_batch(batch, requests, pending, log, cache, advance)
         finally:
             cache.close()
+            self._record_notes()
         return score_run(self.run_dir)
 
     def _cache_key(self, request_key: str) -> str:
@@ -257,6 +271,13 @@ class Runner:
             advance(len(pending[key]))
         cache.put_many(fresh)
 
+
+
+def _write_json(path: str, data: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2)
+    os.replace(tmp, path)  # whole or absent
 
 
 def records_for(users: Sequence[tuple[Item, PlannedRequest]], answer: Answer, frames: dict, key: str) -> list[dict]:

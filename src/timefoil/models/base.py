@@ -27,5 +27,11 @@ class Model:
         """Everything that changes answers: enters every cache key."""
         return {"name": self.name}
 
+    @property
+    def notes(self) -> dict:
+        """What the model learned while answering that a reader of the run should see (the
+        runner writes it into run.json), e.g. a check of its inputs against a reference."""
+        return {}
+
     def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         raise NotImplementedError(f"{type(self).__name__} must implement answer()")

@@ -8,7 +8,10 @@ similarity  the mean log-probability of the caption's tokens (length-normalised 
 generation  greedy decoding with a token budget.
 
 Requests that share a video and a prompt prefix (the captions of one video, both option
-orders) run the prefix once and reuse its KV cache for every suffix.
+orders) run the prefix once and reuse its KV cache for every suffix, for every family (Qwen's
+3-D rotary positions included: each suffix runs at the positions of its full sequence).
+Video inputs come from ``hf_inputs`` (timefoil's own preprocessing unless
+``preprocess=official``); ``video_as=images`` shows the sampled frames as a list of images.
 """
 from __future__ import annotations
 
@@ -19,13 +22,13 @@ from typing import Any, Sequence
 
 from ..hashing import file_hash, stable_hash
 from ..requests import Answer, Request
+from ..video.frames import Frames
 from .base import FrameSource, Model
+from .hf_inputs import InputEncoder
 
 SIMILARITY_INSTRUCTION = "Describe the video."
 BLIND_SIMILARITY_INSTRUCTION = "Describe a video in one sentence."
 YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
-# Multimodal rotary positions (Qwen2-VL) are computed from the whole sequence at once.
-NO_PREFIX_REUSE = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")
 
 
 def _torch():
@@ -50,59 +53,58 @@ class HFGenerative(Model):
     def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
-                 model=None, processor=None):
+                 preprocess: str = "timefoil", video_as: str = "video", model=None, processor=None):
         torch = _torch()
         self.path, self.revision, self.dtype = path, revision, dtype
         self.name = name or f"hf:{path}"
         self.batch_size = int(batch_size)
         self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
         if model is None:
-            model, processor = load_pretrained(path, dtype=dtype, device_map=device_map, revision=revision)
-        self.model, self.processor = model.eval(), processor
-        self.tokenizer = getattr(processor, "tokenizer", processor)
+            model, tokenizer = load_pretrained(path, dtype=dtype, device_map=device_map, revision=revision)
+        else:
+            tokenizer = getattr(processor, "tokenizer", processor)
+            processor = processor if processor is not tokenizer else None
+        self.model = model.eval()
+        self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
+        model_type = getattr(model.config, "model_type", "")
+        self.inputs = InputEncoder(path, model_type, tokenizer, vision=hasattr(model.config, "vision_config"),
+                                   revision=revision, preprocess=preprocess, video_as=video_as, processor=processor)
+        if processor is not None:
+            processor.tokenizer.padding_side = "left"
         self.device = torch.device(device) if device else next(model.parameters()).device
         if device and not device_map:
             self.model.to(self.device)
-        self.multimodal = self.processor is not self.tokenizer
-        self.prefix_reuse = prefix_reuse and getattr(model.config, "model_type", "") not in NO_PREFIX_REUSE
+        self.multimodal = self.inputs.vision
+        self.prefix_reuse = bool(prefix_reuse)
         self._variants: dict[str, list[int]] = {}
         self.stats = {"forward_tokens": 0, "prefix_hits": 0}
 
     def fingerprint(self) -> dict:
         return {"name": "hf", "path": self.path, "revision": self.revision or getattr(
             self.model.config, "_commit_hash", None), "weights": weights_fingerprint(self.path),
-                "dtype": self.dtype, "max_new_tokens": self.max_new_tokens}
+                "dtype": self.dtype, "max_new_tokens": self.max_new_tokens, **self.inputs.fingerprint()}
+
+    @property
+    def notes(self) -> dict:
+        return {"preprocess_check": self.inputs.check} if self.inputs.check is not None else {}
 
     # -- prompts -------------------------------------------------------------------------
-    def _prompt(self, request: Request) -> tuple[str, str]:
+    def _prompt(self, request: Request, frames: Frames | None = None) -> tuple[str, str]:
         """(chat prompt ready for the answer, caption appended for similarity)."""
-        has_video = request.video is not None and self.multimodal
+        has_video = frames is not None
         if request.kind == "similarity":
             instruction = SIMILARITY_INSTRUCTION if has_video else BLIND_SIMILARITY_INSTRUCTION
         else:
             instruction = request.text
-        if self.multimodal:
-            content: Any = ([{"type": "video"}] if has_video else []) + [{"type": "text", "text": instruction}]
-        else:
-            content = instruction
-        messages = []
-        if request.system:
-            messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]
-                             if self.multimodal else request.system})
-        messages.append({"role": "user", "content": content})
-        prompt = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        prompt = self.inputs.prompt(instruction, request.system, len(frames.array) if has_video else None)
         return prompt, (request.text if request.kind == "similarity" else "")
 
-    def _encode(self, texts: list[str], videos: list | None):
+    def _encode(self, texts: list[str], frames: list | None):
         torch = _torch()
-        if self.multimodal:
-            kwargs = {"videos": videos} if videos else {}
-            batch = self.processor(text=texts, return_tensors="pt", padding=True, **kwargs)
-        else:
-            batch = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        batch = self.inputs.encode(texts, frames)
         return {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
 
     def variant_ids(self, words: Sequence[str]) -> list[int]:
@@ -138,16 +140,16 @@ class HFGenerative(Model):
                     out[i] = answer
         return out  # type: ignore[return-value]
 
-    def _video(self, request: Request, frames: FrameSource):
+    def _video(self, request: Request, frames: FrameSource) -> Frames | None:
         if request.video is None or not self.multimodal:
             return None
-        return frames(request.video, request.sampling).array
+        return frames(request.video, request.sampling)
 
     def _answer_group(self, kind: str, requests: list[Request], frames: FrameSource) -> list[Answer]:
         if kind == "generation":
             return self._generate(requests, frames)
         video = self._video(requests[0], frames)
-        prompts = [self._prompt(r) for r in requests]
+        prompts = [self._prompt(r, video) for r in requests]
         if self.prefix_reuse and len(requests) > 1:
             rows = self._prefix_forward(prompts, video)
         else:
@@ -161,8 +163,7 @@ class HFGenerative(Model):
         torch = _torch()
         texts = [p + c for p, c in prompts]
         batch = self._encode(texts, [video] * len(texts) if video is not None else None)
-        if self.prefix_reuse or not self.multimodal:  # 1-D positions: count from each row's first real token
-            batch["position_ids"] = (batch["attention_mask"].cumsum(-1) - 1).clamp(min=0)
+        batch["position_ids"] = self.inputs.positions(self.model, batch)
         logits = self.model(**batch).logits.float()
         self.stats["forward_tokens"] += int(batch["attention_mask"].sum())
         logprobs = torch.log_softmax(logits, dim=-1)
@@ -179,10 +180,13 @@ class HFGenerative(Model):
 
     def _prefix_forward(self, prompts: list[tuple[str, str]], video) -> list[tuple[Any, float | None]]:
         """The shared token prefix (vision tokens and instruction) runs once; every suffix then
-        runs, batched, on a copy of its KV cache. Exact: the same tokens at the same positions."""
+        runs, batched, on a copy of its KV cache, at the positions it has in its full sequence
+        (for Qwen's 3-D rotary positions, the text after the video continues from the prefix's
+        largest position). Exact: the same tokens at the same positions."""
         torch = _torch()
         encoded = [self._encode([p + c], [video] if video is not None else None) for p, c in prompts]
         sequences = [e["input_ids"][0] for e in encoded]
+        positions = [self.inputs.positions(self.model, e) for e in encoded]
         captions = [len(self.tokenizer.encode(c, add_special_tokens=False)) if c else 0 for _, c in prompts]
         shared = min(len(s) for s in sequences) - 1
         for s in sequences[1:]:
@@ -190,11 +194,17 @@ class HFGenerative(Model):
             shared = min(shared, int(differ[0]) if len(differ) else shared)
         # logits for the first caption token come from the token before it: keep it in the suffix
         shared = min([shared] + [len(s) - n - 1 for s, n in zip(sequences, captions) if n])
+        vision_tokens = encoded[0].get("mm_token_type_ids")
+        if vision_tokens is not None and vision_tokens[0, shared:].any():
+            shared = 0  # the video must lie wholly in the prefix
         if shared < 1:
             return self._plain_forward(prompts, video)
-        prefix_inputs = {k: v for k, v in encoded[0].items() if k not in ("input_ids", "attention_mask")}
-        prefix_inputs.update(input_ids=sequences[0][None, :shared],
+        prefix_inputs = {k: v for k, v in encoded[0].items() if k not in ("input_ids", "attention_mask",
+                                                                          "mm_token_type_ids")}
+        prefix_inputs.update(input_ids=sequences[0][None, :shared], position_ids=positions[0][..., :shared],
                              attention_mask=torch.ones(1, shared, dtype=torch.long, device=self.device))
+        if vision_tokens is not None:
+            prefix_inputs["mm_token_type_ids"] = vision_tokens[:, :shared]
         cache = self.model(**prefix_inputs, use_cache=True).past_key_values
         self.stats["forward_tokens"] += shared
         self.stats["prefix_hits"] += len(prompts) - 1
@@ -206,11 +216,14 @@ class HFGenerative(Model):
             pad = self.tokenizer.pad_token_id
             ids = torch.full((len(chunk), width), pad, dtype=torch.long, device=self.device)
             mask = torch.zeros((len(chunk), shared + width), dtype=torch.long, device=self.device)
-            for b, s in enumerate(suffixes):
+            where = positions[0][..., :1].new_zeros(positions[0].shape[:-2] + (len(chunk), width))
+            for b, (i, s) in enumerate(zip(chunk, suffixes)):
                 ids[b, :len(s)] = s
                 mask[b, :shared + len(s)] = 1
+                where[..., b, :len(s)] = positions[i][..., 0, shared:]
             batch_cache = _repeat_cache(cache, len(chunk))
             logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=batch_cache, use_cache=True,
+                                position_ids=where,
                                 cache_position=torch.arange(shared, shared + width, device=self.device)).logits
             self.stats["forward_tokens"] += sum(len(s) for s in suffixes)
             logprobs = torch.log_softmax(logits.float(), dim=-1)
@@ -250,8 +263,8 @@ class HFGenerative(Model):
         for start in range(0, len(requests), self.batch_size):
             chunk = requests[start:start + self.batch_size]
             videos = [self._video(r, frames) for r in chunk]
-            texts = [self._prompt(r)[0] for r in chunk]
-            batch = self._encode(texts, videos if all(v is not None for v in videos) else None)
+            texts = [self._prompt(r, v)[0] for r, v in zip(chunk, videos)]
+            batch = self._encode(texts, videos if any(v is not None for v in videos) else None)
             budget = self.max_new_tokens or max(r.max_tokens for r in chunk)
             output = self.model.generate(**batch, max_new_tokens=budget, do_sample=False,
                                          pad_token_id=self.tokenizer.pad_token_id)
@@ -272,9 +285,10 @@ def _repeat_cache(cache, times: int):
 
 def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None = None,
                     revision: str | None = None, gguf_file: str | None = None):
-    """Model and processor (or tokenizer, for text-only models) from a hub id or a folder."""
+    """Model and tokenizer from a hub id or a folder (a video LLM's processor is not built
+    here: timefoil makes its inputs itself, see hf_inputs)."""
     torch = _torch()
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoProcessor, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     from .text_models import quiet_transformers
 
@@ -283,16 +297,13 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     if gguf_file:
         kwargs["gguf_file"] = gguf_file
     config = AutoConfig.from_pretrained(path, **kwargs)
-    vision = hasattr(config, "vision_config")
-    if vision:
+    if hasattr(config, "vision_config"):
         from transformers import AutoModelForImageTextToText as model_class
-
-        processor = AutoProcessor.from_pretrained(path, **kwargs)
     else:
         model_class = AutoModelForCausalLM
-        processor = AutoTokenizer.from_pretrained(path, **kwargs)
+    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
-    return model, processor
+    return model, tokenizer
 
 
 __all__ = ["HFGenerative", "load_pretrained", "weights_fingerprint"]

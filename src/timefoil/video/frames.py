@@ -21,6 +21,12 @@ class Frames:
     array: np.ndarray  # uint8 [n, height, width, 3]
     entries: tuple  # (part, index) or None (black) per frame, after ablations
     degenerate: bool = False
+    times: tuple = ()  # seconds from the start of the shown timeline, per frame, after ablations
+    sampled_fps: float | None = None  # the rate of the sampling (frames per second of timeline)
+
+    def presentation_times(self) -> tuple:
+        """The times a model is told: in display order, whatever order the ablation shows."""
+        return tuple(sorted(self.times))
 
 
 @dataclass
@@ -61,9 +67,10 @@ class FrameStore:
         if decoded is None:
             decoded = self._decode(ref, sampling)
             self._save(key, decoded)
-        array, entries, degenerate = decoded
+        array, entries, degenerate, times, rate = decoded
         order = ablation_order(len(entries), sampling, ref.key())
-        return Frames(array[order], tuple(entries[i] for i in order), degenerate)
+        return Frames(array[order], tuple(entries[i] for i in order), degenerate,
+                      tuple(float(times[i]) for i in order), rate)
 
     # -- caching -------------------------------------------------------------------------
     def _load(self, key: str):
@@ -75,7 +82,8 @@ class FrameStore:
         if path and os.path.exists(path):
             try:
                 with np.load(path, allow_pickle=False) as data:
-                    value = (data["array"], _entries_from(data["entries"]), bool(data["degenerate"]))
+                    value = (data["array"], _entries_from(data["entries"]), bool(data["degenerate"]),
+                             [float(t) for t in data["times"]], float(data["rate"]))
             except Exception:  # a damaged cache file is a miss, never a failure
                 return None
             self.stats.disk_hits += 1
@@ -88,11 +96,12 @@ class FrameStore:
         path = self._disk_path(key)
         if path:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            array, entries, degenerate = value
+            array, entries, degenerate, times, rate = value
             encoded = np.array([(-1, -1) if e is None else e for e in entries], dtype=np.int64).reshape(-1, 2)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npz")
             with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, array=array, entries=encoded, degenerate=degenerate)
+                np.savez(handle, array=array, entries=encoded, degenerate=degenerate,
+                         times=np.asarray(times, dtype=np.float64), rate=rate)
             os.replace(tmp, path)  # atomic: a killed run never leaves half a file
 
     def _remember(self, key: str, value) -> None:
@@ -135,7 +144,22 @@ class FrameStore:
                 per_part[p] = dict(zip(wanted, frames))
         black = np.zeros((height, width, 3), np.uint8)
         array = np.stack([black if e is None else per_part[e[0]][e[1]] for e in plan.entries])
-        return array, list(plan.entries), plan.degenerate
+        times, rate = frame_times(plan.entries, parts, sampling, ref.gap)
+        return array, list(plan.entries), plan.degenerate, times, rate
+
+
+def frame_times(entries, parts, sampling: Sampling, gap: float = 0.0) -> tuple[list[float], float]:
+    """Each planned frame's time in seconds on the shown timeline (clip, black gap, clip), and
+    the sampling rate: the asked fps when every asked frame was kept, else frames per second
+    of timeline. A black frame sits in the middle of the gap."""
+    durations = [part.length / part.fps for part in parts]
+    offsets = [0.0] + ([durations[0] + gap] if len(parts) > 1 else [])
+    span = sum(durations) + (gap if len(parts) > 1 else 0.0)
+    times = [durations[0] + gap / 2 if e is None else offsets[e[0]] + (e[1] - parts[e[0]].first) / parts[e[0]].fps
+             for e in entries]
+    capped = sampling.fps is not None and len(entries) >= sampling.max_frames
+    rate = sampling.fps if sampling.fps is not None and not capped else len(entries) / max(span, 1e-9)
+    return times, float(rate)
 
 
 def _entries_from(encoded: np.ndarray) -> list:

@@ -1,0 +1,171 @@
+"""From requests to transformers model inputs: chat prompts, tokens, pixels and positions.
+
+Video LLMs get their inputs from timefoil's own builder (``video_inputs``) by default, on
+every machine, so CPU and GPU runs see identical inputs. ``preprocess=official`` uses the
+model's ``AutoProcessor`` instead (it needs torchvision). Where torchvision imports, the first
+video batch is also built by the official processor and compared, so a transformers release
+that changes its preprocessing cannot go unnoticed.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..video.frames import Frames
+from .video_inputs import SUPPORTED_FAMILIES, Timing, UnsupportedFamily, build_batch, build_vision, chat_template
+
+PREPROCESS = ("timefoil", "official")
+VIDEO_AS = ("video", "images")
+MROPE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")  # 3-D rotary positions (time, height, width)
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def torchvision_imports() -> bool:
+    try:
+        import torchvision  # noqa: F401
+    except Exception:  # absent, or a wheel that does not match torch ("operator torchvision::nms ...")
+        return False
+    return True
+
+
+def official_processor(path: str, revision: str | None = None):
+    from transformers import AutoProcessor
+
+    try:
+        return AutoProcessor.from_pretrained(path, **({"revision": revision} if revision else {}))
+    except ImportError as exc:
+        raise ImportError(f"the official processor of {path} cannot be built here ({exc}); drop "
+                          "preprocess=official to use timefoil's own preprocessing, which needs no torchvision") from None
+
+
+class InputEncoder:
+    """Prompts and batches for one model: text-only (tokenizer) or a video LLM."""
+
+    def __init__(self, path: str, model_type: str, tokenizer, *, vision: bool, revision: str | None = None,
+                 preprocess: str = "timefoil", video_as: str = "video", processor=None):
+        if preprocess not in PREPROCESS:
+            raise ValueError(f"preprocess must be one of {', '.join(PREPROCESS)}, got {preprocess!r}")
+        if video_as not in VIDEO_AS:
+            raise ValueError(f"video_as must be one of {', '.join(VIDEO_AS)}, got {video_as!r}")
+        self.path, self.revision, self.model_type = path, revision, model_type
+        self.tokenizer, self.vision = tokenizer, vision
+        self.preprocess, self.video_as = preprocess, video_as
+        self.mrope = model_type in MROPE_FAMILIES
+        self.builder = None
+        self.processor = processor
+        self.check: dict[str, Any] | None = None  # the first batch compared with the official processor
+        if vision and processor is None:
+            if preprocess == "official":
+                self.processor = official_processor(path, revision)
+            elif model_type not in SUPPORTED_FAMILIES:
+                raise UnsupportedFamily(f"timefoil builds video inputs for {', '.join(SUPPORTED_FAMILIES)}, not "
+                                        f"{model_type!r}; --model-arg preprocess=official uses the model's own processor")
+            else:
+                self.builder = build_vision(model_type, path, tokenizer, revision)
+        self.template = (chat_template(path, tokenizer, revision) if vision and self.processor is None
+                         else getattr(self.processor or tokenizer, "chat_template", None))
+
+    def fingerprint(self) -> dict:
+        if not self.vision:
+            return {}
+        return {"preprocess": self.preprocess, "video_as": self.video_as,
+                "inputs": self.builder.fingerprint() if self.builder else {"family": self.model_type}}
+
+    # -- prompts ---------------------------------------------------------------------------------------
+    def prompt(self, instruction: str, system: str | None, n_frames: int | None) -> str:
+        """The chat prompt, ready for the answer; ``n_frames`` None: no video is shown."""
+        if self.vision:
+            visual = ([] if n_frames is None else [{"type": "video"}] if self.video_as == "video"
+                      else [{"type": "image"}] * n_frames)
+            content: Any = visual + [{"type": "text", "text": instruction}]
+        else:
+            content = instruction
+        messages = []
+        if system:
+            messages.append({"role": "system", "content": [{"type": "text", "text": system}] if self.vision else system})
+        messages.append({"role": "user", "content": content})
+        kwargs = {"chat_template": self.template} if self.template and self.processor is None else {}
+        renderer = self.processor if self.processor is not None else self.tokenizer
+        return renderer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False, **kwargs)
+
+    # -- batches ---------------------------------------------------------------------------------------
+    def encode(self, texts: list[str], frames: Sequence[Frames | None] | None = None) -> dict:
+        """Tokens (left padded) and, for video LLMs, pixels of the same frames for every text."""
+        frames = list(frames) if frames else [None] * len(texts)
+        shown = [f for f in frames if f is not None]
+        if not self.vision or not shown:
+            # the chat template already holds a text model's special tokens; a video LLM's text is
+            # tokenised as its processor does it, with or without a video
+            return dict(self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=self.vision))
+        if self.processor is not None:
+            return self._official(texts, frames)
+        batch = build_batch(self.builder, self.tokenizer, texts, [f.array if f is not None else None for f in frames],
+                            [Timing(f.sampled_fps) if f is not None and f.sampled_fps else None for f in frames],
+                            as_images=self.video_as == "images")
+        if self.check is None and torchvision_imports():
+            self._compare_with_official(texts, frames, batch)
+        return batch
+
+    def _official(self, texts: list[str], frames: list[Frames | None], processor=None) -> dict:
+        processor = processor or self.processor
+        arrays = [f.array for f in frames if f is not None]
+        if self.video_as == "images":
+            images = [frame for array in arrays for frame in array]
+            return dict(processor(text=texts, images=images, return_tensors="pt", padding=True))
+        metadata = [{"total_num_frames": len(f.array), "fps": f.sampled_fps, "frames_indices": list(range(len(f.array)))}
+                    for f in frames if f is not None]
+        return dict(processor(text=texts, videos=arrays, video_metadata=metadata, return_tensors="pt", padding=True))
+
+    def _compare_with_official(self, texts, frames, batch) -> None:
+        """Build the first batch again with the official processor; a difference is a warning
+        with the largest difference, and recorded (the runner writes it into run.json)."""
+        torch = _torch()
+        try:
+            reference = self._official(texts, frames, official_processor(self.path, self.revision))
+        except Exception as exc:
+            self.check = {"compared": False, "reason": f"{type(exc).__name__}: {exc}"[:300]}
+            return
+        differences = {}
+        for key, value in reference.items():
+            if key == "attention_mask" or not torch.is_tensor(value):
+                continue
+            ours = batch.get(key)
+            if ours is None or tuple(ours.shape) != tuple(value.shape):
+                differences[key] = "missing or of another shape"
+            elif not torch.equal(ours, value):
+                differences[key] = float((ours.double() - value.double()).abs().max())
+        self.check = {"compared": True, "equal": not differences, "differences": differences}
+        if differences:
+            warnings.warn(f"timefoil's inputs for {self.path} differ from the official processor's: {differences}; "
+                          "this transformers release may have changed its preprocessing", stacklevel=2)
+
+    # -- positions -------------------------------------------------------------------------------------
+    def positions(self, model, batch: dict):
+        """Explicit position ids: counted from each row's first real token (so left padding
+        changes nothing), or, for Qwen's 3-D rotary positions, the model's own rope index."""
+        mask = batch["attention_mask"]
+        if self.mrope and ("video_grid_thw" in batch or "image_grid_thw" in batch):
+            extra = {k: batch[k] for k in ("image_grid_thw", "video_grid_thw", "second_per_grid_ts") if k in batch}
+            inner = getattr(model, "model", model)
+            positions, _ = inner.get_rope_index(batch["input_ids"], batch["mm_token_type_ids"], attention_mask=mask,
+                                                **extra)
+            return positions
+        flat = (mask.cumsum(-1) - 1).clamp(min=0)
+        return flat[None].expand(3, -1, -1) if self.mrope else flat
+
+
+def frames_of(array: np.ndarray, rate: float = 1.0) -> Frames:
+    """Frames for code that holds a bare array (benchmarks, tests)."""
+    return Frames(array, tuple((0, i) for i in range(len(array))), False,
+                  tuple(i / rate for i in range(len(array))), rate)
+
+
+__all__ = ["InputEncoder", "MROPE_FAMILIES", "PREPROCESS", "VIDEO_AS", "frames_of", "official_processor",
+           "torchvision_imports"]
