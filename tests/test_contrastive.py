@@ -67,3 +67,29 @@ def test_logit_score_and_blind_requests(tmp_path, suite):
     assert b == pytest.approx(float(cosine.model.logit_scale.detach().exp()) * a, rel=1e-5)
     blind = cosine.answer([Request("similarity", None, "a red square")], store.get)[0]
     assert blind.error and "needs the video" in blind.error
+
+
+def test_xclip_end_to_end_with_the_pil_backend(suite, tmp_path):
+    """X-CLIP encodes the clip as a whole; its score equals a direct computation, and the
+    processor is the PIL one whatever is installed (recorded in the fingerprint)."""
+    texts = [t for item in get_benchmark("synth").load(suite) for t in item.texts]
+    path = tiny_clip(tmp_path / "xclip", texts, kind="xclip")
+    model = load_model(f"clip:{path}")
+    assert model.fingerprint()["image_backend"] == "pil"
+    runner = Runner(RunConfig("synth", f"clip:{path}", data_dir=suite, sampling=Sampling(frames=8)),
+                    str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), model=model, progress=False)
+    assert runner.run().errors == 0
+    records = RunLog(str(tmp_path / "run")).read()
+    from transformers import AutoModel, AutoProcessor
+
+    direct, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path, backend="pil")
+    store = FrameStore()
+    for record in records[:6]:
+        frames = store.get(VideoRef.from_json(record["request"]["video"]), Sampling(frames=8)).array
+        with torch.no_grad():
+            pixels = processor(videos=[list(frames)], return_tensors="pt")["pixel_values"]
+            video = direct.get_video_features(pixel_values=pixels).pooler_output[0]
+            batch = processor(text=[record["request"]["text"]], return_tensors="pt", padding=True)
+            text = direct.get_text_features(input_ids=batch["input_ids"]).pooler_output[0]
+            expected = float(torch.nn.functional.normalize(video, dim=-1) @ torch.nn.functional.normalize(text, dim=-1))
+        assert record["answer"]["score"] == pytest.approx(expected, abs=1e-5)

@@ -14,8 +14,14 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from timefoil.models.video_inputs import (Timing, UnsupportedFamily, build_batch, build_vision,  # noqa: E402
-                                          expand_placeholders, smart_resize)
+from timefoil.models.video_inputs import (  # noqa: E402
+    Timing,
+    UnsupportedFamily,
+    build_batch,
+    build_vision,
+    expand_placeholders,
+    smart_resize,
+)
 from timefoil.testing import pattern_frames, vlm_tokenizer, write_processor_files  # noqa: E402
 
 DIGESTS = json.load(open(os.path.join(os.path.dirname(__file__), "data", "processor_digests.json")))
@@ -24,7 +30,8 @@ WORDS = ["Does the video entail the caption a man opens the door"]
 
 def _digest(value):
     array = value.detach().cpu().contiguous().numpy() if torch.is_tensor(value) else np.asarray(value)
-    return {"sha256": hashlib.sha256(array.tobytes()).hexdigest(), "shape": list(array.shape), "dtype": str(array.dtype)}
+    return {"sha256": hashlib.sha256(array.tobytes()).hexdigest(), "shape": list(array.shape),
+            "dtype": str(array.dtype)}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +71,7 @@ def test_inputs_equal_the_official_processor_digests(setups, case):
 def test_the_digests_cover_padding_and_a_mixed_resize():
     shapes = {tuple(c["shape"][:3]) for c in DIGESTS["cases"] if c["mode"] == "video"}
     assert len(shapes) >= 4 and any(t % 2 for t, _, _ in shapes)  # a frame count Qwen pads
-    grows, shrinks = [], []
+    grows = []
     for t, h, w in shapes:  # with the digests' budget (3136 to 256*28*28 pixels)
         new_h, new_w = smart_resize(h, w, 28, 3136, 28 * 28 * 256)
         grows.append((new_h > h) != (new_w > w))

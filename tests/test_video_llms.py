@@ -113,7 +113,7 @@ def test_qwen25_temporal_positions_strictly_increase(folders):
         inputs = build_batch(model.inputs.builder, model.tokenizer, [prompt], [CLIP.array], [Timing(rate)])
         positions = model.inputs.positions(model.model, inputs)[0, 0]
         video = inputs["mm_token_type_ids"][0] == 2
-        t, h, w = inputs["video_grid_thw"][0].tolist()
+        t = int(inputs["video_grid_thw"][0, 0])
         per_group = positions[video].reshape(t, -1)[:, 0]
         assert set(torch.diff(per_group).tolist()) == expect_steps
     assert model.inputs.builder.timed and torch.all(torch.diff(per_group) == 0)  # the bug, for contrast

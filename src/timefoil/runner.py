@@ -26,8 +26,8 @@ from .requests import Answer, Request
 from .scoring import ScoreReport, SummarySpec, score_records
 from .store import CONFIG, ResponseCache, RunLog
 from .threads import apply_threads
-from .video.frames import FrameStore
 from .video.decode import VideoError
+from .video.frames import FrameStore
 from .video.sampling import Sampling
 
 JUDGE_PROMPT = ("Please parse the following model response into either A or B. If the model response is just A "

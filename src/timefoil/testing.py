@@ -48,9 +48,19 @@ def tiny_llama(path, texts, seed=0, hidden=32, layers=2):
 def tiny_clip(path, texts, seed=0, kind="clip"):
     """A tiny CLIP (or SigLIP) with a word-level tokenizer and a 32x32 image processor."""
     import torch
-    from transformers import (CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, SiglipConfig,
-                              SiglipImageProcessor, SiglipModel, SiglipProcessor)
+    from transformers import (
+        CLIPConfig,
+        CLIPImageProcessor,
+        CLIPModel,
+        CLIPProcessor,
+        SiglipConfig,
+        SiglipImageProcessor,
+        SiglipModel,
+        SiglipProcessor,
+    )
 
+    if kind == "xclip":
+        return tiny_xclip(path, texts, seed)
     tokenizer = word_tokenizer(texts)
     text = dict(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                 intermediate_size=64, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
@@ -79,6 +89,27 @@ def pattern_frames(count: int, height: int, width: int):
 
     t, y, x, c = np.meshgrid(np.arange(count), np.arange(height), np.arange(width), np.arange(3), indexing="ij")
     return ((x * 7 + y * 13 + t * 29 + c * 71 + (x * y) % 17 + ((x // 9 + y // 5) % 2) * 90) % 256).astype(np.uint8)
+
+
+def tiny_xclip(path, texts, seed=0, frames=8):
+    """A tiny X-CLIP (whole-clip video encoder) with a 32x32 VideoMAE-style image processor."""
+    import torch
+    from transformers import VideoMAEImageProcessor, XCLIPConfig, XCLIPModel, XCLIPProcessor
+
+    tokenizer = word_tokenizer(texts)
+    text = dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                num_attention_heads=2, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+                bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, image_size=32,
+                  patch_size=8, num_frames=frames, mit_hidden_size=16, mit_intermediate_size=32,
+                  mit_num_attention_heads=2)
+    torch.manual_seed(seed)
+    model = XCLIPModel(XCLIPConfig(text_config=text, vision_config=vision, projection_dim=16,
+                                   prompt_num_attention_heads=2))
+    images = VideoMAEImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    model.save_pretrained(path)
+    XCLIPProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(path)
+    return str(path)
 
 
 # -- tiny video LLMs ---------------------------------------------------------------------------------
@@ -169,12 +200,14 @@ def tiny_vlm(path, family: str, texts, seed: int = 0, hidden: int = 32, layers: 
         tokens = dict(image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
                       vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
         if family == "qwen2_vl":
-            from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration as cls
+            from transformers import Qwen2VLConfig
+            from transformers import Qwen2VLForConditionalGeneration as cls
 
             vision = dict(depth=1, embed_dim=16, hidden_size=hidden, num_heads=2, mlp_ratio=2)
             config = Qwen2VLConfig(text_config=text, vision_config=vision, **tokens)
         elif family == "qwen2_5_vl":
-            from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration as cls
+            from transformers import Qwen2_5_VLConfig
+            from transformers import Qwen2_5_VLForConditionalGeneration as cls
 
             vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=hidden,
                           window_size=56, fullatt_block_indexes=[0], tokens_per_second=2)

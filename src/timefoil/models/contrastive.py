@@ -46,8 +46,10 @@ class Contrastive(Model):
         self.stats = {"video_encodes": 0, "text_encodes": 0, "frames_encoded": 0}
 
     def fingerprint(self) -> dict:
+        backend = "openclip" if self.backend == "openclip" else getattr(
+            getattr(self.processor, "image_processor", None), "backend", "pil")
         return {"name": self.name, "pretrained": self.pretrained, "weights": weights_fingerprint(self.path),
-                "dtype": self.dtype, "score": self.score_kind, "pooling": "mean"}
+                "dtype": self.dtype, "score": self.score_kind, "pooling": "mean", "image_backend": backend}
 
     # -- encoders --------------------------------------------------------------------------
     def _encode_frames(self, frames) -> Any:
@@ -135,13 +137,18 @@ def load_hf_contrastive(path: str, dtype: str = "float32"):
     from .text_models import quiet_transformers
 
     quiet_transformers()
-    return AutoModel.from_pretrained(path, dtype=getattr(torch, dtype)), AutoProcessor.from_pretrained(path)
+    # The PIL image processors on every machine: where torchvision is installed transformers
+    # would switch to its torchvision ones, whose pixels differ by up to 1/255.
+    processor = AutoProcessor.from_pretrained(path, backend="pil")
+    return AutoModel.from_pretrained(path, dtype=getattr(torch, dtype)), processor
 
 
 def load_openclip(arch: str, pretrained: str | None):
     try:
         import open_clip
-    except ImportError:
-        raise ImportError("open_clip models need: pip install 'timefoil[openclip]'") from None
+    except Exception as exc:  # absent, or torchvision not matching torch ("operator torchvision::nms ...")
+        raise ImportError(f"open_clip cannot be imported ({type(exc).__name__}: {str(exc)[:120]}); it needs "
+                          "open_clip_torch and a torchvision built for your torch: see the README, 'open_clip'"
+                          ) from None
     model, _, preprocess = open_clip.create_model_and_transforms(arch, pretrained=pretrained)
     return model, preprocess

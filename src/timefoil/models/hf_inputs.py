@@ -42,7 +42,8 @@ def official_processor(path: str, revision: str | None = None):
         return AutoProcessor.from_pretrained(path, **({"revision": revision} if revision else {}))
     except ImportError as exc:
         raise ImportError(f"the official processor of {path} cannot be built here ({exc}); drop "
-                          "preprocess=official to use timefoil's own preprocessing, which needs no torchvision") from None
+                          "preprocess=official to use timefoil's own preprocessing, which needs no torchvision"
+                          ) from None
 
 
 class InputEncoder:
@@ -65,8 +66,9 @@ class InputEncoder:
             if preprocess == "official":
                 self.processor = official_processor(path, revision)
             elif model_type not in SUPPORTED_FAMILIES:
-                raise UnsupportedFamily(f"timefoil builds video inputs for {', '.join(SUPPORTED_FAMILIES)}, not "
-                                        f"{model_type!r}; --model-arg preprocess=official uses the model's own processor")
+                raise UnsupportedFamily(
+                    f"timefoil builds video inputs for {', '.join(SUPPORTED_FAMILIES)}, not {model_type!r}; "
+                    "--model-arg preprocess=official uses the model's own processor")
             else:
                 self.builder = build_vision(model_type, path, tokenizer, revision)
         self.template = (chat_template(path, tokenizer, revision) if vision and self.processor is None
@@ -89,7 +91,8 @@ class InputEncoder:
             content = instruction
         messages = []
         if system:
-            messages.append({"role": "system", "content": [{"type": "text", "text": system}] if self.vision else system})
+            content_of_system = [{"type": "text", "text": system}] if self.vision else system
+            messages.append({"role": "system", "content": content_of_system})
         messages.append({"role": "user", "content": content})
         kwargs = {"chat_template": self.template} if self.template and self.processor is None else {}
         renderer = self.processor if self.processor is not None else self.tokenizer
@@ -119,8 +122,8 @@ class InputEncoder:
         if self.video_as == "images":
             images = [frame for array in arrays for frame in array]
             return dict(processor(text=texts, images=images, return_tensors="pt", padding=True))
-        metadata = [{"total_num_frames": len(f.array), "fps": f.sampled_fps, "frames_indices": list(range(len(f.array)))}
-                    for f in frames if f is not None]
+        metadata = [{"total_num_frames": len(f.array), "fps": f.sampled_fps,
+                     "frames_indices": list(range(len(f.array)))} for f in frames if f is not None]
         return dict(processor(text=texts, videos=arrays, video_metadata=metadata, return_tensors="pt", padding=True))
 
     def _compare_with_official(self, texts, frames, batch) -> None:
