@@ -41,7 +41,9 @@ def official_processor(path: str, revision: str | None = None):
     try:
         return AutoProcessor.from_pretrained(path, **({"revision": revision} if revision else {}))
     except ImportError as exc:
-        raise ImportError(f"the official processor of {path} cannot be built here ({exc}); drop "
+        # transformers' message runs over several lines: keep its first sentence
+        reason = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
+        raise ImportError(f"the official processor of {path} cannot be built here ({reason}); drop "
                           "preprocess=official to use timefoil's own preprocessing, which needs no torchvision"
                           ) from None
 
