@@ -4,11 +4,9 @@ The digests in data/processor_digests.json were made once with the official proc
 environment with torchvision (tests/reference/make_processor_digests.py says how); here they
 are recomputed with torch alone. Where torchvision imports, a second test compares live.
 """
-import hashlib
 import json
 import os
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -22,16 +20,12 @@ from timefoil.models.video_inputs import (  # noqa: E402
     expand_placeholders,
     smart_resize,
 )
-from timefoil.testing import pattern_frames, vlm_tokenizer, write_processor_files  # noqa: E402
+from timefoil.models.hf_inputs import torchvision_imports  # noqa: E402
+from timefoil.testing import (pattern_frames, tensor_digest, vlm_prompt, vlm_tokenizer,  # noqa: E402
+                              write_processor_files)
 
 DIGESTS = json.load(open(os.path.join(os.path.dirname(__file__), "data", "processor_digests.json")))
 WORDS = ["Does the video entail the caption a man opens the door"]
-
-
-def _digest(value):
-    array = value.detach().cpu().contiguous().numpy() if torch.is_tensor(value) else np.asarray(value)
-    return {"sha256": hashlib.sha256(array.tobytes()).hexdigest(), "shape": list(array.shape),
-            "dtype": str(array.dtype)}
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +40,7 @@ def setups(tmp_path_factory):
 
 
 def _prompt(tokenizer, parts):
-    return tokenizer.apply_chat_template([{"role": "user", "content": parts + [{"type": "text", "text": WORDS[0]}]}],
-                                         add_generation_prompt=True, tokenize=False)
+    return vlm_prompt(tokenizer, parts, WORDS[0])
 
 
 def _ours(setups, case):
@@ -65,17 +58,28 @@ def test_inputs_equal_the_official_processor_digests(setups, case):
     torch.set_num_threads(1)
     ours = _ours(setups, case)
     for key, expected in case["digests"].items():
-        assert _digest(ours[key]) == expected, key
+        assert tensor_digest(ours[key]) == expected, key
 
 
-def test_the_digests_cover_padding_and_a_mixed_resize():
-    shapes = {tuple(c["shape"][:3]) for c in DIGESTS["cases"] if c["mode"] == "video"}
-    assert len(shapes) >= 4 and any(t % 2 for t, _, _ in shapes)  # a frame count Qwen pads
-    grows = []
-    for t, h, w in shapes:  # with the digests' budget (3136 to 256*28*28 pixels)
-        new_h, new_w = smart_resize(h, w, 28, 3136, 28 * 28 * 256)
-        grows.append((new_h > h) != (new_w > w))
-    assert any(grows)  # one axis grows while the other shrinks
+def test_smart_resize_by_hand():
+    """Factor 28, 3136 to 256*28*28 pixels: 100x340 rounds to 4x12 patches of 28 (112x336, one
+    axis grows, the other shrinks); 240x320 to 9x11 (252x308); 20x20 is below the minimum and
+    grows to 56x56 (3136 = 56*56)."""
+    assert smart_resize(100, 340, 28, 3136, 28 * 28 * 256) == (112, 336)
+    assert smart_resize(240, 320, 28, 3136, 28 * 28 * 256) == (252, 308)
+    assert smart_resize(20, 20, 28, 3136, 28 * 28 * 256) == (56, 56)
+
+
+def test_qwen_pads_an_odd_frame_count_with_the_last_frame(setups):
+    """7 frames make 4 temporal patches of 2: the last one holds frame 7 twice."""
+    tokenizer, builder, _ = setups["qwen2_vl"]
+    batch = build_batch(builder, tokenizer, [_prompt(tokenizer, [{"type": "video"}])], [pattern_frames(7, 56, 56)],
+                        [Timing(1.0)])
+    t, h, w = batch["video_grid_thw"][0].tolist()
+    assert (t, h, w) == (4, 4, 4)
+    patches = batch["pixel_values_videos"].reshape(t, h * w, 3, 2, 14, 14)  # channel, time, row, column
+    assert torch.equal(patches[3, :, :, 0], patches[3, :, :, 1])
+    assert not torch.equal(patches[0, :, :, 0], patches[0, :, :, 1])
 
 
 def test_qwen25_second_per_grid_ts_comes_from_the_sampling_rate(setups):
@@ -115,24 +119,14 @@ def test_configuration_is_read_in_transformers_order(tmp_path):
     assert (builder.min_pixels, builder.max_pixels) == (128 * 28 * 28, 3000)  # class default for the rest
 
 
-def _torchvision_imports():
-    try:
-        import torchvision  # noqa: F401
-    except Exception:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _torchvision_imports(), reason="torchvision does not import here")
+@pytest.mark.skipif(not torchvision_imports(), reason="torchvision does not import here")
 def test_live_against_the_official_processor(setups):
     from transformers import AutoProcessor
 
-    for case in DIGESTS["cases"][:6]:
+    for case in [c for c in DIGESTS["cases"] if c["mode"] == "video"][:6]:
         tokenizer, _, folder = setups[case["family"]]
         official = AutoProcessor.from_pretrained(folder)
         frames = pattern_frames(*case["shape"][:3])
-        if case["mode"] != "video":
-            continue
         reference = official(text=[_prompt(tokenizer, [{"type": "video"}])], videos=[frames], return_tensors="pt",
                              video_metadata=[{"total_num_frames": len(frames), "fps": DIGESTS["fps"],
                                               "frames_indices": list(range(len(frames)))}])

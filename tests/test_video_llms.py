@@ -108,6 +108,7 @@ def test_qwen25_temporal_positions_strictly_increase(folders):
     4 temporal groups sit 5 positions apart. Without the rate (transformers' 24 fps guess) they
     would all share one position."""
     model = HFGenerative(folders["qwen2_5_vl"])
+    assert model.inputs.builder.timed
     prompt = model._prompt(entailment(CAPTIONS[:1])[0], CLIP)[0]
     for rate, expect_steps in ((0.8, {5}), (24.0, {0})):
         inputs = build_batch(model.inputs.builder, model.tokenizer, [prompt], [CLIP.array], [Timing(rate)])
@@ -116,7 +117,6 @@ def test_qwen25_temporal_positions_strictly_increase(folders):
         t = int(inputs["video_grid_thw"][0, 0])
         per_group = positions[video].reshape(t, -1)[:, 0]
         assert set(torch.diff(per_group).tolist()) == expect_steps
-    assert model.inputs.builder.timed and torch.all(torch.diff(per_group) == 0)  # the bug, for contrast
 
 
 @pytest.mark.parametrize("family", ["qwen2_vl", "qwen2_5_vl"])
@@ -165,4 +165,4 @@ def test_frames_carry_timestamps_and_the_sampling_rate(tmp_path):
     per_second = store.get(VideoRef.file(path), Sampling(frames=None, fps=1.0))
     assert per_second.sampled_fps == 1.0 and per_second.times == pytest.approx([k + 0.5 for k in range(10)])
     reversed_ = store.get(VideoRef.file(path), Sampling(frames=8, order="reversed"))
-    assert reversed_.times == uniform.times[::-1] and reversed_.presentation_times() == uniform.times
+    assert reversed_.times == uniform.times[::-1]

@@ -117,7 +117,6 @@ class Runner:
         self.benchmark = get_benchmark(self.config.benchmark)
         self.model = model or load_model(self.config.model, self.config.model_args)
         self.judge = load_model(self.config.judge) if self.config.judge else None
-        apply_threads(self.threads)  # a model whose import set its own count
         self.progress = progress
         self.retry_errors = retry_errors
         self.frames = FrameStore(cache_dir=self.cache_dir)

@@ -128,6 +128,23 @@ VLM_SPECIAL = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>
 VLM_FAMILIES = ("llava_onevision", "qwen2_vl", "qwen2_5_vl")
 
 
+def tensor_digest(value) -> dict:
+    """SHA-256, shape and dtype of a tensor's (or array's) bytes: what the digests compare."""
+    import hashlib
+
+    import numpy as np
+
+    array = value.detach().cpu().contiguous().numpy() if hasattr(value, "detach") else np.asarray(value)
+    return {"sha256": hashlib.sha256(array.tobytes()).hexdigest(), "shape": list(array.shape),
+            "dtype": str(array.dtype)}
+
+
+def vlm_prompt(tokenizer, visual: list[dict], text: str) -> str:
+    """A one-turn chat prompt with the ``visual`` placeholders, ready for the answer."""
+    return tokenizer.apply_chat_template([{"role": "user", "content": visual + [{"type": "text", "text": text}]}],
+                                         add_generation_prompt=True, tokenize=False)
+
+
 def vlm_tokenizer(texts, family: str):
     """A word-level tokenizer that knows the family's placeholder tokens as special tokens."""
     from tokenizers import AddedToken

@@ -14,31 +14,19 @@ timefoil's own builder against the official output on the spot.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import tempfile
 
-import numpy as np
 import torch
 
 from timefoil.models.video_inputs import Timing, build_batch, build_vision
-from timefoil.testing import VLM_FAMILIES, pattern_frames, vlm_tokenizer, write_processor_files
+from timefoil.testing import (VLM_FAMILIES, pattern_frames, tensor_digest, vlm_prompt, vlm_tokenizer,
+                              write_processor_files)
 
 SHAPES = [(8, 240, 320), (7, 203, 367), (8, 720, 1280), (8, 128, 128), (5, 100, 340)]
 FPS = 0.8  # 8 frames over a 10 s clip
 WORDS = ["Does the video entail the caption a man opens the door"]
-
-
-def digest(value) -> dict:
-    array = value.detach().cpu().contiguous().numpy() if torch.is_tensor(value) else np.asarray(value)
-    return {"sha256": hashlib.sha256(array.tobytes()).hexdigest(), "shape": list(array.shape),
-            "dtype": str(array.dtype)}
-
-
-def prompt(tokenizer, placeholders: list[dict]) -> str:
-    messages = [{"role": "user", "content": placeholders + [{"type": "text", "text": WORDS[0]}]}]
-    return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
 
 def main(out: str) -> None:
@@ -58,21 +46,21 @@ def main(out: str) -> None:
             frames = pattern_frames(*shape)
             for mode in modes:
                 if mode == "video":
-                    text = prompt(tokenizer, [{"type": "video"}])
+                    text = vlm_prompt(tokenizer, [{"type": "video"}], WORDS[0])
                     reference = official(text=[text], videos=[frames], return_tensors="pt", padding=True,
                                          video_metadata=[{"total_num_frames": shape[0], "fps": FPS,
                                                           "frames_indices": list(range(shape[0]))}])
                     ours = build_batch(builder, tokenizer, [text], [frames], [Timing(FPS)])
                 else:
                     frames = frames[:3]
-                    text = prompt(tokenizer, [{"type": "image"}] * 3)
+                    text = vlm_prompt(tokenizer, [{"type": "image"}] * 3, WORDS[0])
                     reference = official(text=[text], images=list(frames), return_tensors="pt", padding=True)
                     ours = build_batch(builder, tokenizer, [text], [frames], as_images=True)
                 case = {"family": family, "mode": mode, "shape": list(frames.shape), "digests": {}}
                 for key, value in reference.items():
                     if key == "attention_mask":
                         continue
-                    case["digests"][key] = digest(value)
+                    case["digests"][key] = tensor_digest(value)
                     same = key in ours and torch.equal(torch.as_tensor(ours[key]), torch.as_tensor(value))
                     print(f"{family:16s} {mode:6s} {str(shape):16s} {key:22s} {'equal' if same else 'DIFFERENT'}")
                     if not same:

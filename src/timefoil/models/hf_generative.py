@@ -25,16 +25,11 @@ from ..requests import Answer, Request
 from ..video.frames import Frames
 from .base import FrameSource, Model
 from .hf_inputs import InputEncoder
+from .video_inputs import _torch
 
 SIMILARITY_INSTRUCTION = "Describe the video."
 BLIND_SIMILARITY_INSTRUCTION = "Describe a video in one sentence."
 YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
-
-
-def _torch():
-    import torch
-
-    return torch
 
 
 def weights_fingerprint(path: str) -> str:

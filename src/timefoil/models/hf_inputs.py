@@ -14,17 +14,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..video.frames import Frames
-from .video_inputs import SUPPORTED_FAMILIES, Timing, UnsupportedFamily, build_batch, build_vision, chat_template
+from .video_inputs import (SUPPORTED_FAMILIES, Timing, UnsupportedFamily, _torch, build_batch, build_vision,
+                           chat_template)
 
 PREPROCESS = ("timefoil", "official")
 VIDEO_AS = ("video", "images")
 MROPE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")  # 3-D rotary positions (time, height, width)
-
-
-def _torch():
-    import torch
-
-    return torch
 
 
 def torchvision_imports() -> bool:
@@ -64,6 +59,7 @@ class InputEncoder:
         self.builder = None
         self.processor = processor
         self.check: dict[str, Any] | None = None  # the first batch compared with the official processor
+        self._pixels: dict = {}  # the last video's pixels, reused by the next batch that shows it
         if vision and processor is None:
             if preprocess == "official":
                 self.processor = official_processor(path, revision)
@@ -113,7 +109,7 @@ class InputEncoder:
             return self._official(texts, frames)
         batch = build_batch(self.builder, self.tokenizer, texts, [f.array if f is not None else None for f in frames],
                             [Timing(f.sampled_fps) if f is not None and f.sampled_fps else None for f in frames],
-                            as_images=self.video_as == "images")
+                            as_images=self.video_as == "images", memo=self._pixels)
         if self.check is None and torchvision_imports():
             self._compare_with_official(texts, frames, batch)
         return batch

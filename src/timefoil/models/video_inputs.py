@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -48,20 +50,21 @@ def _torch():
 
 
 # -- configuration ------------------------------------------------------------------------------
-def read_json(path: str, filename: str, revision: str | None = None) -> dict | None:
-    """A JSON file of a model folder or hub repository, or None when it has none."""
-    import os
-
+def model_file(path: str, filename: str, revision: str | None = None) -> str | None:
+    """The local path of a file of a model folder or hub repository, or None when it has none."""
     if os.path.isdir(path):
         full = os.path.join(path, filename)
-        if not os.path.exists(full):
-            return None
-    else:
-        from transformers.utils import cached_file
+        return full if os.path.exists(full) else None
+    from transformers.utils import cached_file
 
-        full = cached_file(path, filename, revision=revision, _raise_exceptions_for_missing_entries=False)
-        if full is None:
-            return None
+    return cached_file(path, filename, revision=revision, _raise_exceptions_for_missing_entries=False)
+
+
+def read_json(path: str, filename: str, revision: str | None = None) -> dict | None:
+    """A JSON file of a model folder or hub repository, or None when it has none."""
+    full = model_file(path, filename, revision)
+    if full is None:
+        return None
     with open(full, encoding="utf-8") as handle:
         return json.load(handle)
 
@@ -83,20 +86,10 @@ def processor_settings(path: str, revision: str | None = None, entry: str = "vid
 
 def chat_template(path: str, tokenizer, revision: str | None = None) -> str | None:
     """The processor's chat template (it takes precedence over the tokenizer's)."""
-    import os
-
-    if os.path.isdir(path):
-        jinja = os.path.join(path, "chat_template.jinja")
-        if os.path.exists(jinja):
-            with open(jinja, encoding="utf-8") as handle:
-                return handle.read()
-    else:
-        from transformers.utils import cached_file
-
-        jinja = cached_file(path, "chat_template.jinja", revision=revision, _raise_exceptions_for_missing_entries=False)
-        if jinja:
-            with open(jinja, encoding="utf-8") as handle:
-                return handle.read()
+    jinja = model_file(path, "chat_template.jinja", revision)
+    if jinja:
+        with open(jinja, encoding="utf-8") as handle:
+            return handle.read()
     for filename in ("chat_template.json", "processor_config.json"):
         data = read_json(path, filename, revision) or {}
         if isinstance(data.get("chat_template"), str):
@@ -208,19 +201,19 @@ class Timing:
 
 
 @dataclass
-class VisionBuilder:
+class VisionBuilder(ABC):
     """Pixels and placeholder counts for one model family; subclasses say how."""
 
     family: str
     settings: PixelSettings
-    config: dict
     video_token: str = "<video>"
     image_token: str = "<image>"
     mm_token_types: bool = False  # Qwen's mm_token_type_ids (0 text, 1 image, 2 video)
     extras: dict = field(default_factory=dict)
 
+    @abstractmethod
     def video(self, frames: np.ndarray, timing: Timing | None) -> tuple[dict, int]:
-        raise NotImplementedError
+        """(model inputs of one video, its number of placeholder tokens)."""
 
     def images(self, frames: np.ndarray) -> tuple[dict, list[int]]:
         raise UnsupportedFamily(f"{self.family} takes frames as its video input only (video_as=images is for "
@@ -329,7 +322,7 @@ def build_vision(model_type: str, path: str, tokenizer, revision: str | None = N
     if model_type == "llava_onevision":
         size = video_config.get("size") or {}
         builder = LlavaOnevisionBuilder(
-            family=model_type, settings=settings, config=video_config,
+            family=model_type, settings=settings,
             video_token=video_token or processor.get("video_token", "<video>"),
             image_token=image_token or processor.get("image_token", "<image>"),
             height=int(size.get("height", 384)), width=int(size.get("width", 384)),
@@ -337,12 +330,12 @@ def build_vision(model_type: str, path: str, tokenizer, revision: str | None = N
         builder.extras = {"height": builder.height, "width": builder.width,
                           "num_image_tokens": builder.num_image_tokens}
         return builder
-    defaults = QwenBuilder(family=model_type, settings=settings, config=video_config)
+    defaults = QwenBuilder(family=model_type, settings=settings)
     low, high = _qwen_pixels(video_config)
     image_config, _ = processor_settings(path, revision, entry="image_processor")
     image_low, image_high = _qwen_pixels(image_config)
     builder = QwenBuilder(
-        family=model_type, settings=settings, config=video_config,
+        family=model_type, settings=settings,
         video_token=video_token or "<|video_pad|>", image_token=image_token or "<|image_pad|>", mm_token_types=True,
         min_pixels=int(low if low is not None else defaults.min_pixels),
         max_pixels=int(high if high is not None else defaults.max_pixels),
@@ -361,6 +354,11 @@ def build_vision(model_type: str, path: str, tokenizer, revision: str | None = N
 
 
 # -- text and batches ------------------------------------------------------------------------------
+def _one(video: tuple[dict, int]) -> tuple[dict, list[int]]:
+    inputs, count = video
+    return inputs, [count]
+
+
 def expand_placeholders(text: str, token: str, counts: Sequence[int]) -> str:
     """Replace the i-th ``token`` in ``text`` with ``counts[i]`` copies of it."""
     pieces = text.split(token)
@@ -373,22 +371,28 @@ def expand_placeholders(text: str, token: str, counts: Sequence[int]) -> str:
 
 
 def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos: Sequence[np.ndarray | None],
-                timings: Sequence[Timing | None] = (), as_images: bool = False) -> dict:
+                timings: Sequence[Timing | None] = (), as_images: bool = False, memo: dict | None = None) -> dict:
     """Model inputs for ``texts`` (each holding one placeholder per visual input) and their
-    frames, as the official processor returns them (``padding=True``, tensors)."""
+    frames, as the official processor returns them (``padding=True``, tensors).
+
+    The pixels of a frames array are computed once, however many texts show it; ``memo``
+    carries the last one across calls (the captions of one video, asked one by one)."""
     torch = _torch()
     timings = list(timings) or [None] * len(texts)
+    memo = {} if memo is None else memo
     expanded, pieces = [], []
     for text, frames, timing in zip(texts, videos, timings):
         if frames is None:
             expanded.append(text)
             continue
-        if as_images:
-            inputs, counts = builder.images(frames)
-            expanded.append(expand_placeholders(text, builder.image_token, counts))
+        key = (id(frames), timing, as_images)
+        if key in memo and memo[key][0] is frames:  # the array itself is held, so its id is not reused
+            inputs, counts = memo[key][1]
         else:
-            inputs, count = builder.video(frames, timing)
-            expanded.append(expand_placeholders(text, builder.video_token, [count]))
+            inputs, counts = builder.images(frames) if as_images else _one(builder.video(frames, timing))
+            memo.clear()
+            memo[key] = (frames, (inputs, counts))
+        expanded.append(expand_placeholders(text, builder.image_token if as_images else builder.video_token, counts))
         pieces.append(inputs)
     batch = dict(tokenizer(list(expanded), return_tensors="pt", padding=True))
     if builder.mm_token_types:

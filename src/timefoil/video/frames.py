@@ -24,10 +24,6 @@ class Frames:
     times: tuple = ()  # seconds from the start of the shown timeline, per frame, after ablations
     sampled_fps: float | None = None  # the rate of the sampling (frames per second of timeline)
 
-    def presentation_times(self) -> tuple:
-        """The times a model is told: in display order, whatever order the ablation shows."""
-        return tuple(sorted(self.times))
-
 
 @dataclass
 class FrameStats:
