@@ -241,7 +241,7 @@ def test_temporalbench_mba_per_category_with_overlapping_groups(tmp_path):
     (tmp_path / "temporalbench_short_qa.json").write_text(json.dumps(records))
     items = get_benchmark("temporalbench").load(str(tmp_path))
     assert [i.texts for i in items][:2] == [("t1", "n1"), ("t1", "n2")]
-    assert items[1].metadata["target_position"] == 1 and items[1].categories == ("COIN", "action frequency")
+    assert items[1].target_position == 1 and items[1].categories == ("COIN", "action frequency")
 
     class Scripted(Model):  # right except on the question whose negative is n3
         kinds = frozenset({"choice"})
@@ -253,7 +253,7 @@ def test_temporalbench_mba_per_category_with_overlapping_groups(tmp_path):
 
     bench = get_benchmark("temporalbench")
     records = answer_offline(items, "choice", Scripted(), prompts=bench.prompts, order_policy="balanced")
-    assert records[0]["request"]["text"] == items[0].metadata["prompt"]  # the published question, verbatim
+    assert records[0]["request"]["text"] == items[0].prompt  # the published question, verbatim
     report = score_records(records, benchmark="temporalbench", model="m", protocol="choice", spec=bench.summary)
     assert report.get("overall/BA").value == 75.0
     assert report.get("overall/MBA").value == 50.0  # v1 has a wrong answer, v2 is all right
@@ -301,7 +301,7 @@ def test_vinoground_loader_groups_categories_and_published_orders(tmp_path):
     first = [i for i in items if i.group_id == "0"]
     assert all(i.categories == ("action", "cyclical", "spatial") for i in first)
     video_pos = next(i for i in first if i.id == "0_pos:video")
-    assert video_pos.texts == ("a dog runs then 0 sits",) and video_pos.metadata["target_position"] == 1
+    assert video_pos.texts == ("a dog runs then 0 sits",) and video_pos.target_position == 1
     records = answer_offline(items, "choice", _AlwaysA(), prompts=get_benchmark("vinoground").prompts)
     by_id = {r["item"]["id"]: r for r in records}
     assert by_id["0_pos:video"]["request"]["text"] == "Q video 0 pos"

@@ -11,7 +11,7 @@ from timefoil.requests import Answer
 
 from helpers import pair_item, vinoground_group
 from timefoil.runner import records_for
-from timefoil.protocols import Prompts, plan_requests
+from timefoil.protocols import PlanContext, get_protocol
 from timefoil.video.sampling import Sampling
 
 
@@ -120,11 +120,10 @@ def test_mean_of_averages_parts_unweighted():
 
 def _similarity_records(items, scores):
     """Records for a similarity run where ``scores[item_id]`` lists each option's score."""
-    records = []
-    for item in items:
-        for planned in plan_requests(item, "similarity", Prompts(), Sampling(frames=8)):
-            answer = Answer(score=scores[item.id][planned.info["option"]])
-            records += records_for([(item, planned)], answer, {}, planned.request.key())
+    records, similarity = [], get_protocol("similarity")
+    for item, planned in similarity.plan(items, PlanContext(sampling=Sampling(frames=8))):
+        answer = Answer(score=scores[item.id][planned.info["option"]])
+        records += records_for([(item, planned)], answer, {}, planned.request.key(), similarity)
     return records
 
 
@@ -208,7 +207,7 @@ def test_vinoground_from_choice_answers():
 
     items = [item for g in range(2) for item in vinoground_group(g)]
     # Published Vinoground files fix where the true video is shown: first, for both video questions.
-    items = [replace(i, metadata={"target_position": 0}) if i.role == "video" else i for i in items]
+    items = [replace(i, target_position=0) if i.role == "video" else i for i in items]
     records = answer_offline(items, "choice", Scripted())
     assert all(r["parsed"]["status"] == "ok" for r in records)
     report = score_records(records, benchmark="t", model="m", protocol="choice")

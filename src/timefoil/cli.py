@@ -14,19 +14,33 @@ from .models import MODELS
 from .protocols import ORDER_POLICIES, PROTOCOLS
 from .runner import RunConfig, RunError, run, score_run
 from .video.decode import VideoError
-from .video.sampling import Sampling
 
-METRICS = {
-    "accuracy": "pairwise ranking (similarity) or choice accuracy; ties lose unless --tie-policy ties-correct",
+# Metrics every protocol gets from the structure of the items; each protocol adds its own.
+STRUCTURE_METRICS = {
     "P": "accuracy on proficiency items", "P+T": "main and proficiency both right (ViLMA)",
     "group": "all main items of a group right (Vinoground group score, TemporalBench MBA)",
     "text / video": "all-correct per role (Vinoground text and video scores)",
-    "StrictVLE": "e(V,C+) > 0.5 and e(V,C-) < 0.5", "ClassicVLE": "e(V,C+) > e(V,C-)",
-    "acc(pos)": "e(V,C+) > 0.5", "acc(neg|pos)": "negatives right among items whose positive was right",
-    "acc_A / acc_B / bias / A∧B": "choice asked in both orders (--order both)",
     "average": "mean over tests of the benchmark's headline metric",
-    "recall@k": "video-to-text retrieval (metrics.recall_at_k)",
 }
+
+
+def _metrics() -> dict[str, str]:
+    out = dict(STRUCTURE_METRICS)
+    for protocol in PROTOCOLS.values():
+        for name, meaning in protocol.metrics.items():
+            out[name] = f"{meaning} ({protocol.name})" if name not in out else f"{out[name]}; {meaning} ({protocol.name})"
+    return out
+
+
+class _ProtocolChoice(click.Choice):
+    """The registry's protocols at the time of the call, so a registered plugin is accepted."""
+
+    def __init__(self):
+        super().__init__(list(PROTOCOLS))
+
+    def convert(self, value, param, ctx):
+        self.choices = list(PROTOCOLS)
+        return super().convert(value, param, ctx)
 
 
 class Failure(click.ClickException):
@@ -61,17 +75,16 @@ def main() -> None:
 def list_cmd(as_json: bool) -> None:
     """Benchmarks, models and metrics."""
     data = {"benchmarks": {n: b.description for n, b in BENCHMARKS.items()},
-            "models": {n: d for n, (_, d) in MODELS.items()}, "metrics": METRICS, "protocols": list(PROTOCOLS)}
+            "protocols": {n: p.description for n, p in PROTOCOLS.items()},
+            "models": {n: d for n, (_, d) in MODELS.items()}, "metrics": _metrics(),
+            "paper numbers": {n: b.reference for n, b in BENCHMARKS.items() if b.reference}}
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     for section, entries in data.items():
         click.echo(click.style(section, bold=True))
-        if isinstance(entries, dict):
-            for name, text in entries.items():
-                click.echo(f"  {name:28s} {text}")
-        else:
-            click.echo("  " + ", ".join(entries))
+        for name, text in entries.items():
+            click.echo(f"  {name:28s} {text}")
 
 
 @main.command()
@@ -112,21 +125,21 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--model", "model_spec", required=True, help="e.g. random, constant, bag-of-frames")
 @click.option("--model-arg", multiple=True, help="adapter option key=value (repeatable)")
 @click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
-@click.option("--protocol", type=click.Choice(PROTOCOLS))
-@click.option("--frames", help="frames per video, or a list (1,2,4,8: one run per value)")
+@click.option("--protocol", type=_ProtocolChoice())
+@click.option("--frames", help="frames per video, or a list (1,2,4,8: one run per value); default: the benchmark's")
 @click.option("--fps", type=float, help="frames per second instead of a fixed count")
-@click.option("--max-frames", type=int, default=64, show_default=True, help="cap for --fps")
-@click.option("--strategy", type=click.Choice(["mid", "endpoints"]), default="mid", show_default=True)
-@click.option("--frame-order", type=click.Choice(["natural", "shuffled", "reversed"]), default="natural",
-              show_default=True, help="temporal-sensitivity ablation")
-@click.option("--single-frame", is_flag=True, help="show one randomly chosen frame")
+@click.option("--max-frames", type=int, help="cap for --fps (the benchmark's default: 64)")
+@click.option("--strategy", type=click.Choice(["mid", "endpoints"]), help="frame positions (default mid)")
+@click.option("--frame-order", type=click.Choice(["natural", "shuffled", "reversed"]),
+              help="temporal-sensitivity ablation (default natural)")
+@click.option("--single-frame", is_flag=True, default=None, help="show one randomly chosen frame")
 @click.option("--blind", is_flag=True, help="no video: the language-prior baseline")
 @click.option("--order", "order_policy", type=click.Choice(ORDER_POLICIES), help="option order for choice")
-@click.option("--judge", help="a model that maps free-form choice answers to a letter")
+@click.option("--judge", help="a model that reads answers the parser cannot (choice: free text to a letter)")
 @click.option("--variant", help="a prompt variant of the benchmark (e.g. cot, closed)")
 @click.option("--bench-arg", multiple=True, help="loader option key=value, e.g. subset=long_qa")
 @click.option("--limit", type=int, help="only the first N groups")
-@click.option("--seed", default=0, show_default=True)
+@click.option("--seed", type=int, help="option order and frame ablations (default 0)")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="run directory (resumes if present)")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="frame and response cache (TIMEFOIL_CACHE)")
 @click.option("--retry-errors", is_flag=True, help="ask again the requests that failed last time")
@@ -140,23 +153,24 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
     from .report import load_scored, print_runs
 
-    bench = get_benchmark(benchmark)
     counts = _frames_list(frames)
     if counts and fps:
         raise click.BadParameter("give --frames or --fps, not both")
-    base = bench.default_sampling
+    # Only the flags given change the benchmark's own sampling (VELOCITI: 1 fps).
+    given = {k: v for k, v in dict(max_frames=max_frames, strategy=strategy, order=frame_order,
+                                   single_frame=single_frame, seed=seed).items() if v is not None}
     if fps:
-        base = Sampling(frames=None, fps=fps, max_frames=max_frames)
-    samplings = [replace(base, frames=n, fps=None) for n in counts] or [base]
-    samplings = [replace(s, strategy=strategy, order=frame_order, single_frame=single_frame, seed=seed,
-                         max_frames=max_frames) for s in samplings]
+        given.update(fps=fps, frames=None)
+    samplings = [dict(given, frames=n, fps=None) for n in counts] or ([given] if given else [None])
+    base = get_benchmark(benchmark).default_sampling
+    samplings = [replace(base, **changes) if changes is not None else None for changes in samplings]
     config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol,
                        model_args=_key_values(model_arg, "--model-arg"),
-                       limit=limit, seed=seed, order_policy=order_policy, blind=blind, judge=judge,
+                       limit=limit, seed=seed or 0, order_policy=order_policy, blind=blind, judge=judge,
                        variant=variant, benchmark_args=_key_values(bench_arg, "--bench-arg"))
     run_dirs = []
     for sampling in samplings:
-        run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())
+        run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
         run(replace(config, sampling=sampling), run_dir, cache_dir=cache_dir, progress=not no_progress and
             sys.stderr.isatty(), retry_errors=retry_errors, threads=threads)
         run_dirs.append(run_dir)
@@ -166,7 +180,7 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
 @main.command()
 @click.argument("benchmark")
 @click.option("--data", "data_dir", required=True, type=click.Path(exists=True), help="the benchmark's files")
-@click.option("--protocol", type=click.Choice(PROTOCOLS), help="whose chance levels to show")
+@click.option("--protocol", type=_ProtocolChoice(), help="whose chance levels to show")
 @click.option("--bench-arg", multiple=True, help="loader option key=value")
 @click.option("--json", "as_json", is_flag=True)
 @_guard

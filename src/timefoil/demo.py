@@ -6,7 +6,7 @@ import time
 
 from rich.console import Console
 
-from .models.text_models import ModelUnavailable
+from .weights import ModelUnavailable
 from .report import load_scored, make_console, print_runs
 from .runner import RunConfig, run
 from .synth import generate

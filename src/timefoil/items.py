@@ -76,6 +76,11 @@ class Item:
     role: str = "main"
     categories: tuple[str, ...] = ()
     options_are: OptionsAre = "texts"
+    # How the benchmark's own files pose the question, when they do (the protocol asks it so):
+    prompt: str | None = None  # the published question or instruction, used verbatim
+    target_position: int | None = None  # where that question shows the target (its GT letter)
+    joined_video: VideoRef | None = None  # the published file of the option videos joined
+    labels: tuple[str, ...] = ()  # option labels as published; A, B, C, ... when empty
     metadata: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -88,6 +93,10 @@ class Item:
             raise ValueError(f"item {self.id}: needs at least two options, has {n}")
         if not 0 <= self.target < n:
             raise ValueError(f"item {self.id}: target {self.target} outside 0..{n - 1}")
+        if self.target_position is not None and not 0 <= self.target_position < n:
+            raise ValueError(f"item {self.id}: target position {self.target_position} outside 0..{n - 1}")
+        if self.labels and len(self.labels) != n:
+            raise ValueError(f"item {self.id}: {len(self.labels)} labels for {n} options")
         other = self.texts if self.options_are == "videos" else self.videos
         if len(other) != 1:
             raise ValueError(f"item {self.id}: options are {self.options_are}, so exactly one "

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from .items import Item
 from .models.base import Model
-from .protocols import Prompts, plan_requests, target_positions
+from .protocols import PlanContext, Prompts, get_protocol
 from .runner import records_for
 from .video.sampling import Sampling
 
@@ -16,14 +16,14 @@ def answer_offline(items: Sequence[Item], protocol: str, model: Model, *, prompt
                    sampling: Sampling = Sampling(frames=8), order_policy: str = "balanced", seed: int = 0,
                    frames=None) -> list[dict]:
     """The records a run would store: planned, deduplicated by content, answered in one batch."""
-    positions = target_positions(items, order_policy, seed)
+    chosen = get_protocol(protocol)
+    context = PlanContext(prompts=prompts, sampling=sampling, order_policy=order_policy, seed=seed)
     by_key: dict[str, list] = defaultdict(list)
-    for item in items:
-        for planned in plan_requests(item, protocol, prompts, sampling, positions[item.id]):
-            by_key[planned.request.key()].append((item, planned))
+    for item, planned in chosen.plan(items, context):
+        by_key[planned.request.key()].append((item, planned))
     keys = list(by_key)
     answers = model.answer([by_key[k][0][1].request for k in keys], frames)
     records = []
     for key, answer in zip(keys, answers):
-        records += records_for(by_key[key], answer, {}, key)
+        records += records_for(by_key[key], answer, {}, key, chosen)
     return records

@@ -9,21 +9,6 @@ from dataclasses import dataclass, field
 
 from .benchmarks import DataError, get_benchmark
 
-# Where each benchmark's files are published (Hugging Face dataset repositories).
-HUB_DATASETS = {
-    "vinoground": "HanSolo9682/Vinoground",
-    "temporalbench": "microsoft/TemporalBench",
-    "velociti": "katha-ai-iiith/VELOCITI",
-}
-ELSEWHERE = {
-    "vitatecs": "annotation files: the VITATECS repository's data/<Aspect>.jsonl; videos: MSR-VTT and VATEX test "
-                "sets under videos/MSRVTT/ and videos/VATEX/",
-    "vilma": "annotation files: the ViLMA repository's data/*.json; videos under videos/ (QUVA, Something-"
-             "Something v2, STAR, VidSitu by file name; YouTube clips with --youtube)",
-    "synth": "generated locally: timefoil generate synth --out DIR",
-}
-
-
 @dataclass
 class PrepareReport:
     benchmark: str
@@ -34,14 +19,14 @@ class PrepareReport:
     notes: list[str] = field(default_factory=list)
 
 
-def download_from_hub(benchmark: str, dest: str) -> list[str]:
+def download_from_hub(repo_id: str, dest: str) -> list[str]:
     """Snapshot of the benchmark's dataset repository; honours HF_TOKEN, HF_HOME and
     HF_HUB_OFFLINE like every Hugging Face tool."""
     try:
         from huggingface_hub import snapshot_download
     except ImportError:
         raise DataError("downloading needs huggingface_hub: pip install 'timefoil[hub]'") from None
-    path = snapshot_download(repo_id=HUB_DATASETS[benchmark], repo_type="dataset", local_dir=dest)
+    path = snapshot_download(repo_id=repo_id, repo_type="dataset", local_dir=dest)
     return sorted(os.path.relpath(os.path.join(r, f), path) for r, _, fs in os.walk(path) for f in fs)
 
 
@@ -72,10 +57,10 @@ def prepare(benchmark: str, dest: str, *, download: bool = True, youtube: bool =
     bench = get_benchmark(benchmark)
     report = PrepareReport(benchmark, dest)
     os.makedirs(dest, exist_ok=True)
-    if download and benchmark in HUB_DATASETS:
-        report.downloaded = download_from_hub(benchmark, dest)
-    elif benchmark in ELSEWHERE:
-        report.notes.append(ELSEWHERE[benchmark])
+    if download and bench.hub_dataset:
+        report.downloaded = download_from_hub(bench.hub_dataset, dest)
+    elif bench.obtain:
+        report.notes.append(bench.obtain)
     items = bench.load(dest, **options)
     files = _video_files(items)
     report.referenced = len(files)

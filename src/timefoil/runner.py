@@ -15,26 +15,20 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from . import __version__
 from .benchmarks import get_benchmark
 from .hashing import stable_hash
 from .items import Item
+from .judging import Judge
 from .models import Model, load_model
-from .parsing import parse_choice
-from .protocols import PlannedRequest, parse_answer, plan_requests, target_positions
+from .paths import __version__, default_cache_dir
+from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
 from .requests import Answer, Request
-from .scoring import ScoreReport, SummarySpec, score_records
+from .scoring import ScoreReport, score_records
 from .store import CONFIG, ResponseCache, RunLog
 from .threads import apply_threads
 from .video.decode import VideoError
 from .video.frames import FrameStore
 from .video.sampling import Sampling
-
-JUDGE_PROMPT = ("Please parse the following model response into either A or B. If the model response is just A "
-                "or B, then it denotes the model answer, just output it. The model response starts after ====, "
-                "and end before ====):\n====<MODEL RESPONSE>====\nProvide output your answer as a single "
-                "character (A or B): ")
-
 
 class RunError(RuntimeError):
     """A run that cannot start (bad configuration, unsupported protocol, mismatched run dir)."""
@@ -52,7 +46,7 @@ class RunConfig:
     seed: int = 0
     order_policy: str | None = None  # "balanced" or "both"; the benchmark's by default
     blind: bool = False  # text only: the language-prior baseline
-    judge: str | None = None  # a model that maps unparseable choice answers to a letter
+    judge: str | None = None  # a model that reads answers the protocol's parser cannot
     variant: str | None = None  # a prompt variant of the benchmark (e.g. "cot")
     benchmark_args: dict[str, Any] = field(default_factory=dict)  # loader options (subsets, id lists)
 
@@ -102,10 +96,6 @@ def _environment() -> dict[str, Any]:
     return {"versions": versions, "git_revision": revision, "platform": platform.platform()}
 
 
-def default_cache_dir() -> str:
-    return os.environ.get("TIMEFOIL_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "timefoil")
-
-
 class Runner:
     def __init__(self, config: RunConfig, run_dir: str, *, cache_dir: str | None = None,
                  model: Model | None = None, progress: bool = True, retry_errors: bool = False,
@@ -115,17 +105,19 @@ class Runner:
         self.run_dir = run_dir
         self.cache_dir = cache_dir or default_cache_dir()
         self.benchmark = get_benchmark(self.config.benchmark)
-        self.model = model or load_model(self.config.model, self.config.model_args)
-        self.judge = load_model(self.config.judge) if self.config.judge else None
+        self.protocol: Protocol = get_protocol(self.config.protocol)
+        if self.config.protocol not in self.benchmark.protocols:
+            raise RunError(f"{self.benchmark.name} has no {self.config.protocol!r} protocol; "
+                           f"choose from {', '.join(self.benchmark.protocols)}")
+        self.model = model or load_model(self.config.model, self.config.model_args, cache_dir=self.cache_dir)
+        self.judge = Judge(self.config.judge, load_model(self.config.judge, cache_dir=self.cache_dir)) \
+            if self.config.judge else None
         self.progress = progress
         self.retry_errors = retry_errors
         self.frames = FrameStore(cache_dir=self.cache_dir)
         self.fingerprint = stable_hash(self.model.fingerprint())
-        if self.config.protocol not in self.benchmark.protocols:
-            raise RunError(f"{self.benchmark.name} has no {self.config.protocol!r} protocol; "
-                           f"choose from {', '.join(self.benchmark.protocols)}")
-        if self.config.protocol not in self.model.kinds:
-            raise RunError(f"model {self.config.model!r} cannot answer {self.config.protocol} requests "
+        if self.protocol.kind not in self.model.kinds:
+            raise RunError(f"model {self.config.model!r} cannot answer {self.protocol.kind} requests "
                            f"(it answers: {', '.join(sorted(self.model.kinds))})")
 
     # -- the run directory ------------------------------------------------------------------
@@ -159,11 +151,9 @@ class Runner:
     def plan(self) -> list[tuple[Item, PlannedRequest]]:
         items = first_groups(self.benchmark.load(self.config.data_dir or "", **self.config.benchmark_args),
                              self.config.limit)
-        positions = target_positions(items, self.config.order_policy, self.config.seed)
-        prompts = self.benchmark.prompts_for(self.config.variant)
-        return [(item, p) for item in items
-                for p in plan_requests(item, self.config.protocol, prompts, self.config.sampling,
-                                       positions[item.id], self.config.blind)]
+        context = PlanContext(prompts=self.benchmark.prompts_for(self.config.variant), sampling=self.config.sampling,
+                              order_policy=self.config.order_policy, seed=self.config.seed, blind=self.config.blind)
+        return self.protocol.plan(items, context)
 
     # -- answering --------------------------------------------------------------------------
     def _frames(self, ref, sampling):
@@ -201,18 +191,6 @@ class Runner:
         except Exception as exc:
             return Answer(error=f"model error: {type(exc).__name__}: {exc}")
 
-    def _judge(self, request: Request, answer: Answer) -> None:
-        if not (self.judge and request.kind == "choice" and answer.raw is not None and not answer.error):
-            return
-        if parse_choice(answer.raw, request.labels, request.option_texts).ok:
-            return
-        ask = Request("generation", None, JUDGE_PROMPT.replace("<MODEL RESPONSE>", answer.raw), max_tokens=4)
-        try:
-            verdict = self.judge.answer([ask], self._frames)[0]
-        except Exception as exc:  # a failed judgement leaves the answer unparsed, never the run broken
-            verdict = Answer(error=f"judge error: {type(exc).__name__}: {exc}")
-        answer.meta["judge"] = {"model": self.config.judge, "raw": verdict.raw, "error": verdict.error}
-
     def run(self) -> ScoreReport:
         self._open_run_dir()
         log = RunLog(self.run_dir)
@@ -235,16 +213,20 @@ class Runner:
             with _progress(self.progress, todo, len(planned) - todo, self.config.benchmark) as advance:
                 cached = cache.get_many([self._cache_key(k) for k in keys])
                 batch: list[str] = []
+                hits: list[tuple[str, Answer, dict]] = []
                 for key in keys:
                     hit = cached.get(self._cache_key(key))
                     if hit is not None:
-                        log.append(records_for(pending[key], Answer.from_json(hit["answer"]), hit["frames"], key))
-                        advance(len(pending[key]))
+                        hits.append((key, Answer.from_json(hit["answer"]), hit["frames"]))
+                        if len(hits) >= 256:
+                            self._store(hits, pending, log, cache, advance)
+                            hits = []
                         continue
                     batch.append(key)
                     if len(batch) >= self.model.batch_size:
                         self._answer_batch(batch, requests, pending, log, cache, advance)
                         batch = []
+                self._store(hits, pending, log, cache, advance)
                 if batch:
                     self._answer_batch(batch, requests, pending, log, cache, advance)
         finally:
@@ -259,17 +241,26 @@ class Runner:
         info = {k: self._frame_info(requests[k]) for k in keys}
         askable = [k for k in keys if info[k][1] is None]
         answers = dict(zip(askable, self._ask([requests[k] for k in askable]))) if askable else {}
-        fresh = {}
+        entries = []
         for key in keys:
             frames, video_error = info[key]
-            answer = Answer(error=video_error) if video_error else answers[key]
-            self._judge(requests[key], answer)
-            if not answer.error:
-                fresh[self._cache_key(key)] = {"answer": answer.to_json(), "frames": frames}
-            log.append(records_for(pending[key], answer, frames, key))
-            advance(len(pending[key]))
-        cache.put_many(fresh)
+            entries.append((key, Answer(error=video_error) if video_error else answers[key], frames))
+        cache.put_many({self._cache_key(key): {"answer": answer.to_json(), "frames": frames}
+                        for key, answer, frames in entries if not answer.error})
+        self._store(entries, pending, log, cache, advance)
 
+    def _store(self, entries: list[tuple[str, Answer, dict]], pending, log, cache, advance) -> None:
+        """Append the records of answered requests, with the judge's verdicts where one reads them."""
+        if not entries:
+            return
+        verdicts: list[dict | None] = [None] * len(entries)
+        if self.judge:
+            stored = [stored_request(pending[key][0][1], key) for key, _, _ in entries]
+            verdicts = self.judge.verdicts(self.protocol, [(r, a) for r, (_, a, _) in zip(stored, entries)], cache,
+                                           self._frames)
+        for (key, answer, frames), verdict in zip(entries, verdicts):
+            log.append(records_for(pending[key], answer, frames, key, self.protocol, verdict))
+            advance(len(pending[key]))
 
 
 def _write_json(path: str, data: dict) -> None:
@@ -279,15 +270,21 @@ def _write_json(path: str, data: dict) -> None:
     os.replace(tmp, path)  # whole or absent
 
 
-def records_for(users: Sequence[tuple[Item, PlannedRequest]], answer: Answer, frames: dict, key: str) -> list[dict]:
+def stored_request(planned: PlannedRequest, key: str) -> dict[str, Any]:
+    return {**planned.request.to_json(), **planned.info, "key": key}
+
+
+def records_for(users: Sequence[tuple[Item, PlannedRequest]], answer: Answer, frames: dict, key: str,
+                protocol: Protocol, verdict: dict | None = None) -> list[dict]:
     """The stored form of one answer, once per request id that asked it. Each record carries
-    its item's description, so a run directory rescores with no benchmark files at hand."""
+    its item's description, so a run directory rescores with no benchmark files at hand; a
+    judge's verdict sits beside the answer ("judge"), never inside it."""
     records = []
     for item, p in users:
-        request = {**p.request.to_json(), **p.info, "key": key}
-        parsed = None if answer.error else parse_answer(request, answer)
+        request = stored_request(p, key)
+        parsed = None if answer.error else protocol.read(request, answer, verdict)
         records.append({"id": p.id, "item": item.describe(), "expected": p.expected, "request": request,
-                        "answer": answer.to_json(), "frames": frames,
+                        "answer": answer.to_json(), "judge": verdict, "frames": frames,
                         "parsed": {"value": parsed.value, "status": parsed.status} if parsed else None})
     return records
 
@@ -324,13 +321,6 @@ class _progress:
         return False
 
 
-def summary_spec(benchmark: str) -> SummarySpec:
-    try:
-        return get_benchmark(benchmark).summary
-    except ValueError:
-        return SummarySpec()
-
-
 def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     config_path = os.path.join(run_dir, CONFIG)
     if not os.path.exists(config_path):
@@ -344,8 +334,13 @@ def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
     """Every metric recomputed from the stored answers; no model is loaded."""
     meta, records = load_run(run_dir)
     config = meta["config"]
+    try:
+        spec = get_benchmark(config["benchmark"]).summary
+    except ValueError as exc:
+        raise RunError(f"{run_dir}: {exc} (a run of a benchmark this timefoil does not know cannot be scored)") \
+            from None
     return score_records(records, benchmark=config["benchmark"], model=config["model"],
-                         protocol=config["protocol"], spec=summary_spec(config["benchmark"]), tie_policy=tie_policy)
+                         protocol=config["protocol"], spec=spec, tie_policy=tie_policy)
 
 
 def run(config: RunConfig, run_dir: str, **options) -> ScoreReport:

@@ -7,14 +7,12 @@ proficiency ("P+T"); the benchmark declares names and the headline average.
 """
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from . import metrics as M
-from .caption_metrics import caption_metrics
-from .protocols import ItemOutcome, build_outcome
+from .protocols import Outcome, Protocol, get_protocol
 from .stats import MetricValue, proportion
 
 
@@ -54,49 +52,23 @@ class ScoreReport:
         raise KeyError(f"no metric {name!r}; have {[m.name for m in self.metrics]}")
 
 
-def outcomes_from_records(records: Iterable[dict[str, Any]]) -> list[ItemOutcome]:
+def outcomes_from_records(records: Iterable[dict[str, Any]], protocol: Protocol | str) -> list[Outcome]:
+    protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     by_item: dict[str, list[dict]] = defaultdict(list)
     for record in records:
         by_item[record["item"]["id"]].append(record)
-    return [build_outcome(recs) for recs in by_item.values()]
+    return [protocol.outcome(recs) for recs in by_item.values()]
 
 
-def _group_chance(outcomes: Sequence[ItemOutcome]) -> float:
-    if all(o.kind == "similarity" for o in outcomes):
-        return M.similarity_group_chance([c for o in outcomes for c in o.comparisons()])
-    return math.prod(o.chance() for o in outcomes)
-
-
-def _all_correct(name: str, outcomes: Sequence[ItemOutcome], tie_policy: str) -> MetricValue:
-    groups: dict[str, list[ItemOutcome]] = defaultdict(list)
+def _all_correct(name: str, outcomes: Sequence[Outcome], protocol: Protocol, tie_policy: str) -> MetricValue:
+    groups: dict[str, list[Outcome]] = defaultdict(list)
     for o in outcomes:
         groups[o.item["group_id"]].append(o)
     return M.all_correct(name, {g: [o.correct(tie_policy) for o in os] for g, os in groups.items()},
-                         {g: _group_chance(os) for g, os in groups.items()})
+                         {g: protocol.group_chance(os) for g, os in groups.items()})
 
 
-def _item_metrics(outcomes: Sequence[ItemOutcome], kind: str, tie_policy: str) -> list[MetricValue]:
-    if kind == "generation":
-        return caption_metrics([o.generated for o in outcomes], [o.item["texts"] for o in outcomes])
-    if kind == "similarity":
-        return [M.ranking_accuracy("accuracy", [o.scores for o in outcomes], [o.target for o in outcomes],
-                                   tie_policy)]
-    if kind == "entailment":
-        e_pos, e_neg = [o.e_pos for o in outcomes], [o.e_neg for o in outcomes]
-        return [M.strict_vle(e_pos, e_neg), M.classic_vle(e_pos, e_neg), M.positive_accuracy(e_pos),
-                M.negative_accuracy_given_positive(e_pos, e_neg)]
-    trials = [(t, o.n_options) for o in outcomes for t in o.trials]
-    unanswered = [o.n_options for o in outcomes for _ in range(o.unanswered)]
-    result = [M.accuracy("accuracy", [t.correct for t, _ in trials] + [False] * len(unanswered),
-                         [k for _, k in trials] + unanswered)]
-    if outcomes and all(o.n_options == 2 and len(o.trials) == 2 for o in outcomes):
-        result += M.order_metrics([o.trials[0].correct for o in outcomes], [o.trials[1].correct for o in outcomes])
-    elif any(len(o.trials) > 1 for o in outcomes):
-        result.append(proportion("all orders", [o.correct() for o in outcomes], [o.chance() for o in outcomes]))
-    return result
-
-
-def _has_groups(outcomes: Sequence[ItemOutcome]) -> bool:
+def _has_groups(outcomes: Sequence[Outcome]) -> bool:
     """Whether some group holds more than one main item (then group scores mean something)."""
     sizes: dict[str, int] = defaultdict(int)
     for o in outcomes:
@@ -105,16 +77,15 @@ def _has_groups(outcomes: Sequence[ItemOutcome]) -> bool:
     return bool(sizes) and max(sizes.values()) > 1
 
 
-def section_metrics(outcomes: Sequence[ItemOutcome], spec: SummarySpec, tie_policy: str,
+def section_metrics(outcomes: Sequence[Outcome], protocol: Protocol, spec: SummarySpec, tie_policy: str,
                     grouped: bool | None = None) -> list[MetricValue]:
     """``grouped``: whether the whole run has groups; a section's groups may all be of size one
     (MBA in a category where each video has one question) and still count."""
     main = [o for o in outcomes if not o.is_proficiency]
     proficiency = [o for o in outcomes if o.is_proficiency]
-    kind = outcomes[0].kind
     result: list[MetricValue] = []
     if main:
-        result += _item_metrics(main, kind, tie_policy)
+        result += protocol.item_metrics(main, tie_policy)
     if proficiency:
         result.append(proportion("P", [o.correct(tie_policy) for o in proficiency],
                                  [o.chance() for o in proficiency]))
@@ -124,11 +95,11 @@ def section_metrics(outcomes: Sequence[ItemOutcome], spec: SummarySpec, tie_poli
         roles_in_group[o.item["group_id"]].add(o.item["role"])
     if len(roles) > 1 and all(len(r) > 1 for r in roles_in_group.values()):  # e.g. Vinoground text/video
         for role in roles:
-            result.append(_all_correct(role, [o for o in main if o.item["role"] == role], tie_policy))
+            result.append(_all_correct(role, [o for o in main if o.item["role"] == role], protocol, tie_policy))
     if main and (_has_groups(outcomes) if grouped is None else grouped):
-        result.append(_all_correct(spec.group_metric, main, tie_policy))
+        result.append(_all_correct(spec.group_metric, main, protocol, tie_policy))
     if proficiency and main:
-        result.append(_all_correct("P+T", outcomes, tie_policy))
+        result.append(_all_correct("P+T", outcomes, protocol, tie_policy))
     failures = sum(o.parse_failures for o in outcomes)
     errors = sum(bool(o.errors) or bool(o.unanswered) for o in outcomes)
     flagged = any(o.degenerate for o in outcomes)
@@ -142,14 +113,15 @@ def section_metrics(outcomes: Sequence[ItemOutcome], spec: SummarySpec, tie_poli
     return out
 
 
-def summarize(outcomes: Sequence[ItemOutcome], spec: SummarySpec = SummarySpec(),
-              tie_policy: str = "strict", protocol: str | None = None) -> list[MetricValue]:
+def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: SummarySpec = SummarySpec(),
+              tie_policy: str = "strict") -> list[MetricValue]:
+    protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     if not outcomes:
         return []
-    sections: dict[str, list[ItemOutcome]] = {"overall": list(outcomes)}
-    tests: dict[str, list[ItemOutcome]] = defaultdict(list)
-    subtests: dict[str, list[ItemOutcome]] = defaultdict(list)
-    categories: dict[str, list[ItemOutcome]] = defaultdict(list)
+    sections: dict[str, list[Outcome]] = {"overall": list(outcomes)}
+    tests: dict[str, list[Outcome]] = defaultdict(list)
+    subtests: dict[str, list[Outcome]] = defaultdict(list)
+    categories: dict[str, list[Outcome]] = defaultdict(list)
     for o in outcomes:
         tests[o.item["test"]].append(o)
         if o.item.get("subtest"):
@@ -165,9 +137,9 @@ def summarize(outcomes: Sequence[ItemOutcome], spec: SummarySpec = SummarySpec()
     result = []
     grouped = _has_groups(outcomes)
     for section, outs in sections.items():
-        for metric in section_metrics(outs, spec, tie_policy, grouped):
+        for metric in section_metrics(outs, protocol, spec, tie_policy, grouped):
             result.append(_named(metric, f"{section}/{metric.name}"))
-    average = spec.average.get(protocol or outcomes[0].kind) if isinstance(spec.average, dict) else spec.average
+    average = spec.average.get(protocol.name) if isinstance(spec.average, dict) else spec.average
     if average and len(tests) > 1:
         wanted = spec.rename.get(average, average)
         parts = [m for m in result for t in tests if t not in spec.average_excludes and m.name == f"{t}/{wanted}"]
@@ -182,7 +154,7 @@ def _named(metric: MetricValue, name: str) -> MetricValue:
 
 def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: str, protocol: str,
                   spec: SummarySpec = SummarySpec(), tie_policy: str = "strict") -> ScoreReport:
-    outcomes = outcomes_from_records(records)
+    outcomes = outcomes_from_records(records, protocol)
     failures = [(o.item["id"], e) for o in outcomes for e in dict.fromkeys(o.errors)]
     failures += [(o.item["id"], f"{o.unanswered} request(s) not answered (run incomplete)")
                  for o in outcomes if o.unanswered]
@@ -191,4 +163,4 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
         errors=sum(bool(o.errors) or bool(o.unanswered) for o in outcomes),
         parse_failures=sum(o.parse_failures for o in outcomes),
         ties=sum(o.tie() for o in outcomes), unanswered=sum(o.unanswered for o in outcomes),
-        metrics=summarize(outcomes, spec, tie_policy, protocol), failures=failures)
+        metrics=summarize(outcomes, protocol, spec, tie_policy), failures=failures)

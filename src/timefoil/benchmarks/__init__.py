@@ -14,4 +14,10 @@ def get_benchmark(name: str) -> Benchmark:
     return BENCHMARKS[name]
 
 
-__all__ = ["BENCHMARKS", "Benchmark", "DataError", "get_benchmark"]
+def register(benchmark: Benchmark) -> Benchmark:
+    """Add (or replace) a benchmark declared outside timefoil, e.g. one allowing a new protocol."""
+    BENCHMARKS[benchmark.name] = benchmark
+    return benchmark
+
+
+__all__ = ["BENCHMARKS", "Benchmark", "DataError", "get_benchmark", "register"]

@@ -33,7 +33,9 @@ class Benchmark:
     summary: SummarySpec = field(default_factory=SummarySpec)
     unit: str = "groups"  # what `inspect` counts: "groups" or "items" (main items)
     table: dict[str, tuple[str, ...]] = field(default_factory=dict)  # protocol -> metrics of the paper table
-    reference: str = ""  # the paper's numbers, for the report and the README
+    reference: str = ""  # the paper's numbers, shown by `timefoil list`
+    hub_dataset: str | None = None  # the Hugging Face dataset repository `prepare` downloads
+    obtain: str = ""  # where the files come from when `prepare` cannot download them
 
     def prompts_for(self, variant: str | None) -> Prompts:
         if not variant:

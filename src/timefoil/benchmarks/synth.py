@@ -37,4 +37,5 @@ BENCHMARK = Benchmark(
     table={"similarity": ("accuracy", "P", "P+T"), "entailment": ("StrictVLE", "ClassicVLE", "P+T"),
            "choice": ("accuracy", "A∧B", "bias", "P+T")},
     reference="bag-of-frames: 0 on order and direction, 100 on proficiency; random: chance",
+    obtain="generated locally: timefoil generate synth --out DIR",
 )

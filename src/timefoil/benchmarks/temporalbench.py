@@ -43,7 +43,7 @@ def _caption_items(path: str, root: str) -> list[Item]:
         items.append(Item(id=str(record.get("idx") or video), group_id=video, benchmark="temporalbench",
                           test="caption", videos=(resolve_video(root, video, where),),
                           texts=(need(record, ("GT", "caption", "answer"), where),), options_are="references",
-                          categories=(source,), metadata={"prompt": prompt} if prompt else {}))
+                          categories=(source,), prompt=prompt or None))
     return items
 
 
@@ -62,7 +62,7 @@ def _binary_items(path: str, root: str, subset: str) -> list[Item]:
             id=str(need(record, "idx", where)), group_id=video, benchmark="temporalbench", test=subset,
             videos=(resolve_video(root, video, where),), texts=(options[gt], negative),
             categories=(need(record, ("dataset", "source_dataset"), where), need(record, "category", where)),
-            metadata={"prompt": question, "target_position": sorted(options).index(gt)}))
+            prompt=question, target_position=sorted(options).index(gt)))
     return items
 
 
@@ -110,4 +110,5 @@ BENCHMARK = Benchmark(
            "generation": ("BLEU-4", "ROUGE-L", "CIDEr", "embedding similarity")},
     unit="items",
     reference="GPT-4o MBA 38.5 (multi-choice 75.7); human MBA 67.9; LLaVA-OV-7B 1 frame BA 53.30, MBA 13.31",
+    hub_dataset="microsoft/TemporalBench",
 )

@@ -87,4 +87,5 @@ BENCHMARK = Benchmark(
            "similarity": ("accuracy",)},
     reference="Table 2 StrictVLE Avg: LLaVA-OV-72B 43.1, OV-7B 32.1, Qwen2-VL-7B 15.9, Gemini-1.5-Pro (subset) "
               "49.3, human 93.0; ClassicVLE OV-72B 83.6",
+    hub_dataset="katha-ai-iiith/VELOCITI",
 )

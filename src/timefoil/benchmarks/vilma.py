@@ -109,4 +109,6 @@ BENCHMARK = Benchmark(
     table={"similarity": ("P", "T", "P+T"), "choice": ("P", "T", "P+T"), "entailment": ("P", "StrictVLE", "P+T")},
     reference="Table 2 P+T avg: Video-LLaMA 57.3, BLIP-2 57.5, InternVideo 54.2, CLIP 52.9, GPT-2 26.2, "
               "OPT 30.6, random 23.8",
+    obtain="annotation files: the ViLMA repository's data/*.json; videos under videos/ (QUVA, Something-Something "
+           "v2, STAR, VidSitu by file name; YouTube clips with --youtube)",
 )

@@ -18,7 +18,7 @@ COT = "\nplease think step by step"
 
 
 def _published_orders(data_dir: str, name: str) -> dict[str, dict]:
-    """idx -> {GT, question} from vinoground_textscore.json / _videoscore.json, if present."""
+    """idx -> {target_position, prompt, joined_video} from vinoground_textscore.json / _videoscore.json, if present."""
     try:
         path = find_file(data_dir, (name,), name)
     except DataError:
@@ -34,7 +34,7 @@ def _published_orders(data_dir: str, name: str) -> dict[str, dict]:
             raise DataError(f"{where}: GT must be 'A' or 'B', found {gt!r}")
         out[str(need(record, "idx", where))] = {"target_position": "AB".index(gt),
                                                 "prompt": need(record, "question", where),
-                                                "video_name": record.get("video_name")}
+                                                "joined_video": record.get("video_name")}
     return out
 
 
@@ -59,19 +59,19 @@ def load(data_dir: str, concatenated: str = "built") -> list[Item]:
                           categories=(need(row, "major", where), *minor))
             for suffix, target in (("pos", 0), ("neg", 1)):
                 idx = f"{n}_{suffix}"
-                text_meta = {k: v for k, v in text_orders.get(idx, {}).items() if k != "video_name"}
+                asked = {k: v for k, v in text_orders.get(idx, {}).items() if k != "joined_video"}
                 items.append(Item(id=f"{idx}:text", role="text", videos=(clips[target],), texts=(pos, neg),
-                                  target=target, metadata=text_meta, **common))
+                                  target=target, **asked, **common))
                 published = dict(video_orders.get(idx, {}))
-                joined = published.pop("video_name", None)
+                joined = published.pop("joined_video", None)
                 if concatenated == "published":
                     if not joined:
                         raise DataError(f"{where}: no published concatenated video for {idx} "
                                         "(vinoground_videoscore.json is needed)")
-                    published["joined_video"] = resolve_video(root, f"vinoground_videos_concated/{joined}", where).path
+                    published["joined_video"] = resolve_video(root, f"vinoground_videos_concated/{joined}", where)
                 items.append(Item(id=f"{idx}:video", role="video", videos=tuple(clips),
                                   texts=((pos, neg)[target],), target=target, options_are="videos",
-                                  metadata=published, **common))
+                                  **published, **common))
     return items
 
 
@@ -88,4 +88,5 @@ BENCHMARK = Benchmark(
     table={"choice": ("text", "video", "group"), "similarity": ("text", "video", "group")},
     reference="Table 2 text/video/group: GPT-4o 32f 54.0/38.2/24.6; GPT-4o CoT 59.2/51.0/35.0; LLaVA-OV-72B "
               "48.4/35.2/21.8; Qwen2-VL-72B 50.4/32.6/17.4; human 93.4/94.0/90.0; VideoCLIP 17.0/2.8/1.2",
+    hub_dataset="HanSolo9682/Vinoground",
 )

@@ -43,4 +43,6 @@ BENCHMARK = Benchmark(
     summary=SummarySpec(average="accuracy", categories=False),
     table={"similarity": ("accuracy",), "choice": ("accuracy", "A∧B"), "entailment": ("ClassicVLE",)},
     reference="Table 3 Avg. (similarity): X-CLIP 65.2, CLIP4Clip 65.3, BLIP-large 64.1, human 94.3",
+    obtain="annotation files: the VITATECS repository's data/<Aspect>.jsonl; videos: MSR-VTT and VATEX test sets "
+           "under videos/MSRVTT/ and videos/VATEX/",
 )

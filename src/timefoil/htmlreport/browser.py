@@ -8,7 +8,7 @@ from typing import Any
 
 from ..imaging import png_data_url, thumbnail
 from ..items import VideoRef
-from ..protocols import ItemOutcome, parse_answer
+from ..protocols import Outcome, Protocol, judge_verdict
 from ..requests import Answer
 from ..video.decode import VideoError
 from ..video.frames import FrameStore
@@ -17,7 +17,7 @@ from ..video.sampling import Sampling
 OUTCOMES = ("right", "wrong", "tie", "parse failure", "error")
 
 
-def outcome_label(outcome: ItemOutcome, tie_policy: str = "strict") -> str:
+def outcome_label(outcome: Outcome, tie_policy: str = "strict") -> str:
     if outcome.errors or outcome.unanswered:
         return "error"
     if outcome.parse_failures:
@@ -47,9 +47,9 @@ def marked_texts(texts: list[str], target: int) -> list[dict[str, Any]]:
     return out
 
 
-def _pick(outcomes: list[ItemOutcome], labels: dict[str, str], limit: int) -> list[ItemOutcome]:
+def _pick(outcomes: list[Outcome], labels: dict[str, str], limit: int) -> list[Outcome]:
     """Up to ``limit`` items, taking outcome kinds in turn so failures and ties show."""
-    by_label: OrderedDict[str, list[ItemOutcome]] = OrderedDict((k, []) for k in OUTCOMES)
+    by_label: OrderedDict[str, list[Outcome]] = OrderedDict((k, []) for k in OUTCOMES)
     for o in outcomes:
         by_label[labels[o.item["id"]]].append(o)
     picked, queues = [], [q for q in by_label.values() if q]
@@ -84,7 +84,7 @@ class Thumbnails:
         return self.cache[key]
 
 
-def browser_items(run_index: int, label: str, records: list[dict], outcomes: list[ItemOutcome],
+def browser_items(run_index: int, label: str, records: list[dict], outcomes: list[Outcome], protocol: Protocol,
                   sampling: Sampling | None, limit: int, thumbnails: Thumbnails | None) -> list[dict]:
     """``outcomes`` are those of ``records`` (built once by the caller, which needs them too)."""
     labels = {o.item["id"]: outcome_label(o) for o in outcomes}
@@ -97,7 +97,7 @@ def browser_items(run_index: int, label: str, records: list[dict], outcomes: lis
         answers = []
         for record in sorted(by_item[item["id"]], key=lambda r: r["id"]):
             answer = Answer.from_json(record["answer"])
-            parsed = None if answer.error else parse_answer(record["request"], answer)
+            parsed = None if answer.error else protocol.read(record["request"], answer, judge_verdict(record))
             answers.append({"request": record["id"].rpartition("|")[2], "raw": answer.raw, "error": answer.error,
                             "parsed": parsed.value if parsed else None, "status": parsed.status if parsed else None,
                             "score": answer.score, "probs": answer.probs})

@@ -9,9 +9,10 @@ import time
 from collections import OrderedDict
 from html import escape
 
-from .. import __version__
+from ..paths import __version__
 from ..report import ScoredRun, load_scored
 from ..runner import load_run
+from ..protocols import get_protocol
 from ..scoring import outcomes_from_records
 from ..stats import MetricValue
 from ..video.sampling import Sampling
@@ -83,11 +84,8 @@ def _sampling_x(run: ScoredRun, config: dict) -> float | None:
 def plots_html(runs: list[ScoredRun], tables: list[PaperTable], configs: dict[str, dict],
                outcomes: dict[str, list]) -> list[str]:
     figures = []
-    for run in runs:  # VELOCITI-style scatter for every entailment run
-        if run.report.protocol != "entailment":
-            continue
-        points = [(o.e_pos, max(o.e_neg), o.correct()) for o in outcomes[run.run_dir]
-                  if not o.is_proficiency and o.e_pos is not None and o.e_neg and None not in o.e_neg]
+    for run in runs:  # VELOCITI-style scatter for every run whose outcomes have one (entailment)
+        points = [p for o in outcomes[run.run_dir] if not o.is_proficiency and (p := o.scatter_point()) is not None]
         if points:
             figures.append(entailment_scatter(points, f"{run.report.benchmark} · {run.label}"))
     for table in tables:
@@ -162,10 +160,11 @@ def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: 
     for index, run in enumerate(runs):
         meta, records = load_run(run.run_dir)
         configs[run.run_dir] = meta["config"]
-        outcomes[run.run_dir] = outcomes_from_records(records)
+        protocol = get_protocol(run.report.protocol)
+        outcomes[run.run_dir] = outcomes_from_records(records, protocol)
         sampling = None if meta["config"].get("blind") or not meta["config"].get("sampling") \
             else Sampling.from_json(meta["config"]["sampling"])
-        items += browser_items(index, run.label, records, outcomes[run.run_dir], sampling, limit, thumbs)
+        items += browser_items(index, run.label, records, outcomes[run.run_dir], protocol, sampling, limit, thumbs)
     tables = paper_tables(runs)
     figures = plots_html(runs, tables, configs, outcomes)
     run_list = "".join(f"<li><code>{escape(r.run_dir)}</code>: {escape(r.report.benchmark)} · "

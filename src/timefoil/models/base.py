@@ -1,4 +1,4 @@
-"""The model interface: answer a batch of requests of one kind; never see a benchmark."""
+"""The model interface: one method per request kind; a model never sees a benchmark."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -9,19 +9,25 @@ from ..video.frames import Frames
 from ..video.sampling import Sampling
 
 FrameSource = Callable[[VideoRef, Sampling], Frames]
+METHOD_PREFIX = "answer_"  # answer_similarity, answer_entailment, answer_choice, answer_generation, ...
 
 
 class Model:
-    """Subclasses set ``name`` and ``kinds`` and implement ``answer``.
+    """Subclasses set ``name`` and implement ``answer_<kind>(requests, frames)`` for each
+    request kind they can answer; ``kinds`` lists those methods.
 
-    ``answer`` gets requests of one kind, grouped so that requests sharing a video are
+    Each method gets requests of its kind, grouped so that requests sharing a video are
     adjacent, and a frame source backed by the run's decode-once cache. It returns one
     Answer per request, in order; an exception fails the batch, and the runner then retries
     the requests one by one so that only the culprit is recorded as an error."""
 
     name: str = "model"
-    kinds: frozenset[str] = frozenset()
     batch_size: int = 32
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(attr[len(METHOD_PREFIX):] for attr in dir(type(self))
+                         if attr.startswith(METHOD_PREFIX) and callable(getattr(type(self), attr)))
 
     def fingerprint(self) -> dict:
         """Everything that changes answers: enters every cache key."""
@@ -34,4 +40,18 @@ class Model:
         return {}
 
     def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        raise NotImplementedError(f"{type(self).__name__} must implement answer()")
+        """Requests of any kinds, each kind sent to its method in one call, order kept."""
+        by_kind: dict[str, list[int]] = {}
+        for i, request in enumerate(requests):
+            by_kind.setdefault(request.kind, []).append(i)
+        out: list[Answer | None] = [None] * len(requests)
+        for kind, indices in by_kind.items():
+            method = getattr(self, METHOD_PREFIX + kind, None)
+            if method is None:
+                raise TypeError(f"{self.name} cannot answer {kind} requests")
+            answers = method([requests[i] for i in indices], frames)
+            if len(answers) != len(indices):
+                raise RuntimeError(f"{self.name} returned {len(answers)} answers for {len(indices)} {kind} requests")
+            for i, answer in zip(indices, answers):
+                out[i] = answer
+        return out  # type: ignore[return-value]

@@ -22,8 +22,6 @@ def _features(output):
 
 
 class Contrastive(Model):
-    kinds = frozenset({"similarity"})
-
     def __init__(self, path: str, *, backend: str = "hf", dtype: str = "float32", device: str = "cpu",
                  batch_size: int = 32, score: str = "cosine", pretrained: str | None = None,
                  model=None, processor=None):
@@ -103,7 +101,7 @@ class Contrastive(Model):
         return scale * cosine + bias
 
     # -- answering -------------------------------------------------------------------------
-    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+    def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         with self.torch.inference_mode():
             new_texts = list(dict.fromkeys(r.text for r in requests if r.text not in self._texts))
             if new_texts:
@@ -134,7 +132,7 @@ def load_hf_contrastive(path: str, dtype: str = "float32"):
     import torch
     from transformers import AutoModel, AutoProcessor
 
-    from .text_models import quiet_transformers
+    from ..weights import quiet_transformers
 
     quiet_transformers()
     # The PIL image processors on every machine: where torchvision is installed transformers

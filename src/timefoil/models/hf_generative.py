@@ -43,8 +43,6 @@ def weights_fingerprint(path: str) -> str:
 
 
 class HFGenerative(Model):
-    kinds = frozenset({"similarity", "entailment", "choice", "generation"})
-
     def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
@@ -87,15 +85,15 @@ class HFGenerative(Model):
         return {"preprocess_check": self.inputs.check} if self.inputs.check is not None else {}
 
     # -- prompts -------------------------------------------------------------------------
-    def _prompt(self, request: Request, frames: Frames | None = None) -> tuple[str, str]:
-        """(chat prompt ready for the answer, caption appended for similarity)."""
+    def _prompt(self, request: Request, frames: Frames | None = None, caption: bool = False) -> tuple[str, str]:
+        """(chat prompt ready for the answer, caption appended when the caption is scored)."""
         has_video = frames is not None
-        if request.kind == "similarity":
+        if caption:
             instruction = SIMILARITY_INSTRUCTION if has_video else BLIND_SIMILARITY_INSTRUCTION
         else:
             instruction = request.text
         prompt = self.inputs.prompt(instruction, request.system, len(frames.array) if has_video else None)
-        return prompt, (request.text if request.kind == "similarity" else "")
+        return prompt, (request.text if caption else "")
 
     def _encode(self, texts: list[str], frames: list | None):
         torch = _torch()
@@ -117,19 +115,35 @@ class HFGenerative(Model):
             self._variants[key] = ids
         return self._variants[key]
 
-    # -- answering -------------------------------------------------------------------------
-    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+    # -- answering: one method per request kind ---------------------------------------------
+    def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._by_video(requests, frames, lambda group: [
+            Answer(score=score) for _, score in self._rows(group, frames, caption=True)])
+
+    def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._by_video(requests, frames, lambda group: [
+            self._yes_no(logprobs) for logprobs, _ in self._rows(group, frames, caption=False)])
+
+    def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._by_video(requests, frames, lambda group: [
+            self._letters(r, logprobs, frames) for r, (logprobs, _) in
+            zip(group, self._rows(group, frames, caption=False))])
+
+    def answer_generation(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._by_video(requests, frames, lambda group: self._generate(group, frames))
+
+    def _by_video(self, requests: Sequence[Request], frames: FrameSource, answer_group) -> list[Answer]:
+        """``answer_group`` on each run of requests sharing a video (and its sampling)."""
         torch = _torch()
         out: list[Answer | None] = [None] * len(requests)
-        groups: OrderedDict[tuple, list[int]] = OrderedDict()
+        groups: OrderedDict[tuple | None, list[int]] = OrderedDict()
         for i, request in enumerate(requests):
             video_key = (request.video.key(), str(request.sampling)) if request.video is not None else None
-            groups.setdefault((request.kind, video_key), []).append(i)
+            groups.setdefault(video_key, []).append(i)
         with torch.inference_mode():
-            for (kind, _), indices in groups.items():
-                batch = [requests[i] for i in indices]
+            for indices in groups.values():
                 start = time.perf_counter()
-                answers = self._answer_group(kind, batch, frames)
+                answers = answer_group([requests[i] for i in indices])
                 for i, answer in zip(indices, answers):
                     answer.latency = (time.perf_counter() - start) / len(indices)
                     out[i] = answer
@@ -140,18 +154,15 @@ class HFGenerative(Model):
             return None
         return frames(request.video, request.sampling)
 
-    def _answer_group(self, kind: str, requests: list[Request], frames: FrameSource) -> list[Answer]:
-        if kind == "generation":
-            return self._generate(requests, frames)
+    def _rows(self, requests: list[Request], frames: FrameSource, caption: bool) -> list[tuple[Any, float | None]]:
         video = self._video(requests[0], frames)
-        prompts = [self._prompt(r, video) for r in requests]
+        prompts = [self._prompt(r, video, caption) for r in requests]
         if self.prefix_reuse and len(requests) > 1:
-            rows = self._prefix_forward(prompts, video)
-        else:
-            rows = []
-            for start in range(0, len(prompts), self.batch_size):
-                rows += self._plain_forward(prompts[start:start + self.batch_size], video)
-        return [self._read(kind, r, row, frames) for r, row in zip(requests, rows)]
+            return self._prefix_forward(prompts, video)
+        rows = []
+        for start in range(0, len(prompts), self.batch_size):
+            rows += self._plain_forward(prompts[start:start + self.batch_size], video)
+        return rows
 
     # Each row: (log-probabilities of the next token after the prompt, caption log-likelihood)
     def _plain_forward(self, prompts: list[tuple[str, str]], video) -> list[tuple[Any, float | None]]:
@@ -233,22 +244,21 @@ class HFGenerative(Model):
                     rows.append((logprobs[b, last], None))
         return rows
 
-    def _read(self, kind: str, request: Request, row, frames: FrameSource) -> Answer:
-        next_logprobs, caption_score = row
-        if kind == "similarity":
-            return Answer(score=caption_score)
+    def _yes_no(self, next_logprobs) -> Answer:
         probs = next_logprobs.exp()
         greedy = int(next_logprobs.argmax())
-        first = self.tokenizer.decode([greedy])
-        if kind == "entailment":
-            yes_ids, no_ids = self.variant_ids(YES_WORDS), self.variant_ids(NO_WORDS)
-            return Answer(raw=first.strip(),
-                          probs={"yes": float(probs[yes_ids].sum()), "no": float(probs[no_ids].sum())},
-                          meta={"yes_ids": yes_ids, "no_ids": no_ids, "first_token": greedy})
+        yes_ids, no_ids = self.variant_ids(YES_WORDS), self.variant_ids(NO_WORDS)
+        return Answer(raw=self.tokenizer.decode([greedy]).strip(),
+                      probs={"yes": float(probs[yes_ids].sum()), "no": float(probs[no_ids].sum())},
+                      meta={"yes_ids": yes_ids, "no_ids": no_ids, "first_token": greedy})
+
+    def _letters(self, request: Request, next_logprobs, frames: FrameSource) -> Answer:
+        probs = next_logprobs.exp()
+        greedy = int(next_logprobs.argmax())
         letters = {label: self.variant_ids((label,)) for label in request.labels}
         letter_probs = {label: float(probs[ids].sum()) for label, ids in letters.items()}
         if greedy in {i for ids in letters.values() for i in ids}:
-            raw = first.strip()  # the greedy answer starts with an option letter
+            raw = self.tokenizer.decode([greedy]).strip()  # the greedy answer starts with an option letter
         else:
             raw = self._generate([request], frames)[0].raw
         return Answer(raw=raw, probs=letter_probs, meta={"letter_ids": letters, "first_token": greedy})
@@ -258,7 +268,7 @@ class HFGenerative(Model):
         for start in range(0, len(requests), self.batch_size):
             chunk = requests[start:start + self.batch_size]
             videos = [self._video(r, frames) for r in chunk]
-            texts = [self._prompt(r, v)[0] for r, v in zip(chunk, videos)]
+            texts = [self._prompt(r, v, caption=False)[0] for r, v in zip(chunk, videos)]
             batch = self._encode(texts, videos if any(v is not None for v in videos) else None)
             budget = self.max_new_tokens or max(r.max_tokens for r in chunk)
             output = self.model.generate(**batch, max_new_tokens=budget, do_sample=False,
@@ -285,7 +295,7 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     torch = _torch()
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    from .text_models import quiet_transformers
+    from ..weights import quiet_transformers
 
     quiet_transformers()
     kwargs: dict[str, Any] = {"revision": revision} if revision else {}

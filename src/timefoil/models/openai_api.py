@@ -53,7 +53,6 @@ def _first_token_probs(choice: dict) -> list[tuple[str, float]]:
 
 
 class OpenAICompatible(Model):
-    kinds = frozenset({"entailment", "choice", "generation"})
     batch_size = 64
 
     def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", *,
@@ -74,7 +73,7 @@ class OpenAICompatible(Model):
                 "top_logprobs": self.top_logprobs, "image_format": self.image_format,
                 "max_tokens": self.max_tokens, "seed": self.seed}
 
-    def _payload(self, request: Request, frames: FrameSource) -> dict:
+    def _payload(self, request: Request, frames: FrameSource, logprobs: bool) -> dict:
         content: list[dict[str, Any]] = []
         if request.video is not None:
             for frame in frames(request.video, request.sampling).array:
@@ -86,12 +85,23 @@ class OpenAICompatible(Model):
                                    "max_tokens": self.max_tokens or request.max_tokens}
         if self.seed is not None:
             payload["seed"] = self.seed
-        if self.logprobs and request.kind in ("entailment", "choice"):
+        if self.logprobs and logprobs:
             payload.update(logprobs=True, top_logprobs=self.top_logprobs)
         return payload
 
-    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        payloads = [self._payload(r, frames) for r in requests]
+    def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._chat(requests, frames, _yes_no_probs)
+
+    def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._chat(requests, frames, _letter_probs)
+
+    def answer_generation(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._chat(requests, frames, None)
+
+    def _chat(self, requests: Sequence[Request], frames: FrameSource, read_probs) -> list[Answer]:
+        """``read_probs(request, alternatives, answer)`` reads the first token's alternatives
+        into the answer; None asks for no logprobs (free generation)."""
+        payloads = [self._payload(r, frames, read_probs is not None) for r in requests]
         coroutine = self._post_all(payloads)
         try:
             asyncio.get_running_loop()
@@ -103,7 +113,7 @@ class OpenAICompatible(Model):
             thread.start()
             thread.join()
             results = box[0]
-        return [self._read(r, result) for r, result in zip(requests, results)]
+        return [self._read(r, result, read_probs) for r, result in zip(requests, results)]
 
     async def _post_all(self, payloads: list[dict]) -> list[dict | Answer]:
         import httpx
@@ -147,7 +157,7 @@ class OpenAICompatible(Model):
         return Answer(error=f"api error after {self.max_retries + 1} attempts: {last}",
                       meta={"attempts": self.max_retries + 1})
 
-    def _read(self, request: Request, result: dict | Answer) -> Answer:
+    def _read(self, request: Request, result: dict | Answer, read_probs) -> Answer:
         if isinstance(result, Answer):
             return result
         choice = result["choices"][0]
@@ -155,11 +165,17 @@ class OpenAICompatible(Model):
         meta = {"attempts": result["_attempts"], "finish_reason": choice.get("finish_reason")}
         answer = Answer(raw=raw, latency=result["_latency"], meta=meta)
         alternatives = _first_token_probs(choice)
-        if alternatives and request.kind == "entailment":
-            words = [(t.strip().lower(), p) for t, p in alternatives]
-            answer.probs = {"yes": sum(p for w, p in words if w == "yes"), "no": sum(p for w, p in words if w == "no")}
-            answer.meta["tokens"] = [t for t, _ in alternatives if t.strip().lower() in ("yes", "no")]
-        elif alternatives and request.kind == "choice":
-            letters = [(t.strip().strip("().:").upper(), p) for t, p in alternatives]
-            answer.probs = {label: sum(p for w, p in letters if w == label) for label in request.labels}
+        if alternatives and read_probs is not None:
+            read_probs(request, alternatives, answer)
         return answer
+
+
+def _yes_no_probs(request: Request, alternatives: list[tuple[str, float]], answer: Answer) -> None:
+    words = [(t.strip().lower(), p) for t, p in alternatives]
+    answer.probs = {"yes": sum(p for w, p in words if w == "yes"), "no": sum(p for w, p in words if w == "no")}
+    answer.meta["tokens"] = [t for t, _ in alternatives if t.strip().lower() in ("yes", "no")]
+
+
+def _letter_probs(request: Request, alternatives: list[tuple[str, float]], answer: Answer) -> None:
+    letters = [(t.strip().strip("().:").upper(), p) for t, p in alternatives]
+    answer.probs = {label: sum(p for w, p in letters if w == label) for label in request.labels}

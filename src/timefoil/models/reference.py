@@ -11,16 +11,12 @@ from ..hashing import seeded_unit
 from ..requests import Answer, Request
 from .base import FrameSource, Model
 
-ALL_KINDS = frozenset({"similarity", "entailment", "choice", "generation"})
-
-
 class RandomModel(Model):
     """Answers drawn from the seed and the request's content hash: a resumed or repeated run
     gives the same answers, and identical requests (a shared (video, text) pair) share a
     score, as a real encoder's would."""
 
     name = "random"
-    kinds = ALL_KINDS
 
     def __init__(self, seed: int = 0):
         self.seed = int(seed)
@@ -28,20 +24,21 @@ class RandomModel(Model):
     def fingerprint(self) -> dict:
         return {"name": self.name, "seed": self.seed}
 
-    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        out = []
-        for request in requests:
-            u = seeded_unit(self.seed, request.key())
-            if request.kind == "similarity":
-                out.append(Answer(score=u))
-            elif request.kind == "entailment":
-                out.append(Answer(raw="Yes" if u > 0.5 else "No", probs={"yes": u, "no": 1 - u}))
-            elif request.kind == "choice":
-                labels = request.labels
-                out.append(Answer(raw=labels[int(u * len(labels))], probs={k: 1 / len(labels) for k in labels}))
-            else:
-                out.append(Answer(raw=f"random answer {u:.6f}"))
-        return out
+    def _draws(self, requests: Sequence[Request]) -> list[float]:
+        return [seeded_unit(self.seed, request.key()) for request in requests]
+
+    def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return [Answer(score=u) for u in self._draws(requests)]
+
+    def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return [Answer(raw="Yes" if u > 0.5 else "No", probs={"yes": u, "no": 1 - u}) for u in self._draws(requests)]
+
+    def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return [Answer(raw=r.labels[int(u * len(r.labels))], probs={k: 1 / len(r.labels) for k in r.labels})
+                for r, u in zip(requests, self._draws(requests))]
+
+    def answer_generation(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return [Answer(raw=f"random answer {u:.6f}") for u in self._draws(requests)]
 
 
 class ConstantModel(Model):
@@ -49,20 +46,18 @@ class ConstantModel(Model):
     similarity comparison is a tie): exposes position bias and tie handling."""
 
     name = "constant"
-    kinds = ALL_KINDS
 
-    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        out = []
-        for request in requests:
-            if request.kind == "similarity":
-                out.append(Answer(score=0.0))
-            elif request.kind == "entailment":
-                out.append(Answer(raw="Yes", probs={"yes": 1.0, "no": 0.0}))
-            elif request.kind == "choice":
-                out.append(Answer(raw=request.labels[0]))
-            else:
-                out.append(Answer(raw="a video"))
-        return out
+    def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return [Answer(score=0.0) for _ in requests]
+
+    def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return [Answer(raw="Yes", probs={"yes": 1.0, "no": 0.0}) for _ in requests]
+
+    def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return [Answer(raw=request.labels[0]) for request in requests]
+
+    def answer_generation(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return [Answer(raw="a video") for _ in requests]
 
 
 class BagOfFramesModel(Model):
@@ -71,7 +66,6 @@ class BagOfFramesModel(Model):
     the text is a bag of colour words. score = <text colours, video colour shares>."""
 
     name = "bag-of-frames"
-    kinds = frozenset({"similarity"})
 
     def __init__(self, tolerance: int = 60):
         self.tolerance = int(tolerance)
@@ -93,7 +87,7 @@ class BagOfFramesModel(Model):
         words = re.findall(r"[a-z]+", text.lower())
         return np.array([words.count(c) for c in COLOURS], np.int64)
 
-    def answer(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+    def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         out = []
         for request in requests:
             text = self.text_feature(request.text)

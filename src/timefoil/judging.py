@@ -1,0 +1,44 @@
+"""The judge: a second model that reads answers the protocol's parser cannot. It is a step of
+its own: verdicts are cached under the judge's fingerprint and the question put to it (which
+holds the raw answer and the options), stored in each record beside the answer, and applied
+when scoring. An answer, cached or fresh, is never altered by a judge."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .hashing import stable_hash
+from .models.base import FrameSource, Model
+from .protocols import Protocol
+from .requests import Answer
+from .store import ResponseCache
+
+
+class Judge:
+    def __init__(self, spec: str, model: Model):
+        self.spec, self.model = spec, model
+        self.fingerprint = stable_hash(model.fingerprint())
+        self.asked = 0  # questions actually put to the model (cache misses)
+
+    def verdicts(self, protocol: Protocol, entries: Sequence[tuple[dict[str, Any], Answer]], cache: ResponseCache,
+                 frames: FrameSource) -> list[dict[str, Any] | None]:
+        """One verdict per (stored request, answer): None where the answer needs no judge."""
+        questions = [protocol.judge_request(request, answer) for request, answer in entries]
+        keys = [stable_hash(["judge", self.fingerprint, q.key()], 40) if q else None for q in questions]
+        found = cache.get_many(sorted({k for k in keys if k}))
+        missing = {k: q for k, q in zip(keys, questions) if k and k not in found}
+        if missing:
+            fresh = dict(zip(missing, self._ask(list(missing.values()), frames)))
+            cache.put_many({k: v for k, v in fresh.items() if not v["error"]})  # errors are asked again later
+            found.update(fresh)
+        return [self._verdict(found[k]) if k else None for k in keys]
+
+    def _ask(self, questions, frames: FrameSource) -> list[dict[str, Any]]:
+        self.asked += len(questions)
+        try:
+            answers = self.model.answer(questions, frames)
+        except Exception as exc:  # a failed judgement leaves answers unparsed, never the run broken
+            answers = [Answer(error=f"judge error: {type(exc).__name__}: {exc}")] * len(questions)
+        return [{"raw": a.raw, "error": a.error} for a in answers]
+
+    def _verdict(self, stored: dict[str, Any]) -> dict[str, Any]:
+        return {"model": self.spec, "fingerprint": self.fingerprint, "raw": stored["raw"], "error": stored["error"]}

@@ -1,0 +1,65 @@
+"""``--model-arg key=value`` strings typed by the adapter's own signature."""
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from typing import Any, Callable
+
+_TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
+
+
+def _accepted(annotation: Any) -> list[type]:
+    """The plain types an annotation admits, in order (``int | None`` -> [int, NoneType])."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [t for arg in typing.get_args(annotation) for t in _accepted(arg)]
+    if typing.get_origin(annotation) is typing.Literal:
+        return [type(v) for v in typing.get_args(annotation)]
+    return [annotation] if isinstance(annotation, type) else []
+
+
+def convert(value: Any, annotation: Any, where: str) -> Any:
+    """A string as the annotated type; other values (from Python callers) pass unchanged."""
+    if not isinstance(value, str):
+        return value
+    accepted = _accepted(annotation)
+    if not accepted or str in accepted:
+        if type(None) in accepted and value.lower() == "none":
+            return None
+        return value
+    if type(None) in accepted and value.lower() == "none":
+        return None
+    for kind in accepted:
+        if kind is bool:
+            if value.lower() in _TRUE | _FALSE:
+                return value.lower() in _TRUE
+        elif kind in (int, float):
+            try:
+                return kind(value)
+            except ValueError:
+                continue
+    names = " or ".join(t.__name__ for t in accepted if t is not type(None))
+    raise ValueError(f"{where}: expected {names}, got {value!r}")
+
+
+def typed_options(target: Callable, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` converted to the types of ``target``'s keyword parameters; a name the
+    target does not take is an error that lists the ones it does."""
+    signature = inspect.signature(target)
+    try:
+        hints = typing.get_type_hints(target.__init__ if inspect.isclass(target) else target)
+    except Exception:  # a slot wrapper (no __init__ of its own) or an unresolvable name
+        hints = {}
+    parameters = {name: p for name, p in signature.parameters.items()
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+    typed = {}
+    for key, value in options.items():
+        if key not in parameters:
+            if takes_any:
+                typed[key] = value
+                continue
+            usable = ", ".join(sorted(n for n in parameters if n not in ("model", "processor"))) or "none"
+            raise ValueError(f"unknown model option {key!r}; this model takes: {usable}")
+        typed[key] = convert(value, hints.get(key, parameters[key].annotation), f"model option {key}")
+    return typed

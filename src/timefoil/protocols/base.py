@@ -1,0 +1,181 @@
+"""What every protocol shares: prompt templates, planned requests, per-item outcomes built
+from stored records, and the ``Protocol`` interface the runner, scoring and report call."""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..items import Item, VideoRef
+from ..parsing import Parsed
+from ..requests import Answer, Request
+from ..stats import MetricValue
+from ..video.sampling import Sampling
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+ORDER_POLICIES = ("balanced", "both")
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """A benchmark's prompt templates; the defaults are timefoil's own wording, for
+    benchmarks that publish none. Choice templates see {c1}, {c2}, ... (also {d1}, ...),
+    {options} (one "A. text" line each) and {caption}; video choice sees {caption} and
+    {gap} (seconds of black between the segments); entailment sees {caption}."""
+
+    choice: str = "Which caption best describes this video?\n{options}\nAnswer with the option's letter."
+    video_choice: str = ("The video shows two segments, one after the other, separated by {gap:g} seconds of "
+                         "black. Which segment does this caption describe? {caption}\nA. The first segment\n"
+                         "B. The second segment\nAnswer with the option's letter.")
+    entailment: str = "Here is a caption: {caption}\nDoes the video match the caption? Answer Yes or No."
+    generation: str = ("Describe this video in detail: every action in the order it happens, how often, in "
+                       "which direction and by whom.")
+    system: str | None = None
+    concat_gap: float = 2.0
+    max_tokens: int = 512  # dense captions are long
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """How a run asks: the benchmark's prompts, the sampling, option order and blindness."""
+
+    prompts: Prompts = Prompts()
+    sampling: Sampling = Sampling(frames=8)
+    order_policy: str = "balanced"
+    seed: int = 0
+    blind: bool = False
+
+    def video(self, ref: VideoRef | None) -> VideoRef | None:
+        return None if self.blind else ref
+
+    @property
+    def shown_sampling(self) -> Sampling | None:
+        return None if self.blind else self.sampling
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    id: str
+    request: Request
+    info: dict[str, Any]  # stored beside the request: "option": j, or "position"/"order" for choice
+    expected: int  # how many requests the item has in all
+
+
+@dataclass
+class Outcome:
+    """One item's result, rebuilt from its stored records; protocols extend it."""
+
+    item: dict[str, Any]
+    errors: list[str] = field(default_factory=list)
+    parse_failures: int = 0
+    unanswered: int = 0
+    degenerate: bool = False
+
+    @property
+    def target(self) -> int:
+        return self.item["target"]
+
+    @property
+    def n_options(self) -> int:
+        return self.item["n_options"]
+
+    @property
+    def is_proficiency(self) -> bool:
+        return self.item["role"] == "proficiency"
+
+    def correct(self, tie_policy: str = "strict") -> bool:
+        """Whether the item counts as right in group scores."""
+        return False
+
+    def chance(self) -> float:
+        return 0.0
+
+    def tie(self) -> bool:
+        return False
+
+    def scatter_point(self) -> tuple[float, float, bool] | None:
+        """(score of the true option, best other score, right) for a scatter plot, if any."""
+        return None
+
+
+def option_pairs(item: Item) -> list[tuple[int, VideoRef, str]]:
+    """(option, video, caption) for each option: the item's video with each caption, or its
+    caption with each video."""
+    if item.options_are == "videos":
+        return [(j, ref, item.texts[0]) for j, ref in enumerate(item.videos)]
+    return [(j, item.videos[0], text) for j, text in enumerate(item.texts)]
+
+
+def judge_verdict(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge's verdict stored beside a record's answer. Records written before verdicts
+    had a place of their own carried it inside the answer; those are read as they were."""
+    if "judge" in record:
+        return record["judge"]
+    return (record.get("answer") or {}).get("meta", {}).get("judge")
+
+
+class Protocol(ABC):
+    """One way of asking: ``kind`` names the model method that answers its requests
+    (``answer_<kind>``). Subclasses implement ``plan_item``, ``new_outcome``, ``take`` and
+    ``item_metrics``; the rest has defaults."""
+
+    name: str = ""
+    kind: str = ""
+    description: str = ""
+    metrics: dict[str, str] = {}  # metric name -> meaning, for `timefoil list`
+    needs_options: bool = True  # False: items with reference texts instead of options
+
+    # -- planning -----------------------------------------------------------------------
+    def plan(self, items: Sequence[Item], context: PlanContext) -> list[tuple[Item, PlannedRequest]]:
+        self.check(items)
+        return [(item, planned) for item in items for planned in self.plan_item(item, context)]
+
+    def check(self, items: Sequence[Item]) -> None:
+        for item in items:
+            if self.needs_options != (item.options_are != "references"):
+                raise ValueError(f"item {item.id}: the {self.name} protocol "
+                                 f"{'needs options' if self.needs_options else 'needs reference texts'}; "
+                                 f"this item has {'reference texts' if self.needs_options else 'options'}")
+
+    @abstractmethod
+    def plan_item(self, item: Item, context: PlanContext) -> list[PlannedRequest]:
+        """The requests of one item."""
+
+    # -- reading answers ----------------------------------------------------------------
+    def read(self, request: dict[str, Any], answer: Answer, verdict: dict[str, Any] | None = None) -> Parsed | None:
+        """The parser's reading of a stored answer (None where nothing is parsed)."""
+        return None
+
+    def judge_request(self, request: dict[str, Any], answer: Answer) -> Request | None:
+        """What to ask a judge model about an answer that does not parse (None: nothing)."""
+        return None
+
+    # -- outcomes and metrics -----------------------------------------------------------
+    def new_outcome(self, item: dict[str, Any]) -> Outcome:
+        return Outcome(item)
+
+    def take(self, outcome: Outcome, request: dict[str, Any], answer: Answer, verdict: dict | None) -> None:
+        """Add one stored answer to the item's outcome (errors are already counted)."""
+
+    def outcome(self, records: Sequence[dict[str, Any]]) -> Outcome:
+        """One item's outcome from its stored records (the last record per request id wins)."""
+        latest = {r["id"]: r for r in records}
+        first = next(iter(latest.values()))
+        out = self.new_outcome(first["item"])
+        out.unanswered = max(0, first["expected"] - len(latest))
+        for record in latest.values():
+            answer = Answer.from_json(record["answer"])
+            out.degenerate = out.degenerate or bool(record.get("frames", {}).get("degenerate"))
+            if answer.error:
+                out.errors.append(answer.error)
+            self.take(out, record["request"], answer, judge_verdict(record))
+        return out
+
+    @abstractmethod
+    def item_metrics(self, outcomes: Sequence[Outcome], tie_policy: str) -> list[MetricValue]:
+        """The protocol's metrics over main items (proficiency and group scores are generic)."""
+
+    def group_chance(self, outcomes: Sequence[Outcome]) -> float:
+        """Chance that every outcome of a group is right (independent by default)."""
+        return math.prod(o.chance() for o in outcomes)

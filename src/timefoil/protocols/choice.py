@@ -1,0 +1,165 @@
+"""choice: the options shown together under letters, asked in one balanced order or in
+every order ("both" for two options: acc_A, acc_B, bias, A∧B). An answer that does not parse
+may be read by a judge model; its verdict is stored beside the answer and read here."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .. import metrics as M
+from ..hashing import stable_hash
+from ..items import Item, VideoRef
+from ..parsing import Parsed, parse_choice
+from ..requests import Answer, Request
+from ..stats import MetricValue, proportion
+from .base import LETTERS, ORDER_POLICIES, Outcome, PlanContext, PlannedRequest, Protocol
+
+# The Vinoground paper's judge prompt, verbatim, for two options; more options are listed.
+JUDGE_TWO = ("Please parse the following model response into either A or B. If the model response is just A "
+             "or B, then it denotes the model answer, just output it. The model response starts after ====, "
+             "and end before ====):\n====<MODEL RESPONSE>====\nProvide output your answer as a single "
+             "character (A or B): ")
+JUDGE_MANY = ("A model was asked a multiple-choice question with these options:\n{options}\nIts response "
+              "starts after ==== and ends before ====:\n===={response}====\nWhich option did it choose? "
+              "Output only that option's letter ({letters}).")
+
+
+@dataclass
+class Trial:
+    position: int
+    chosen: int | None  # option index, None if unparsed or failed
+    correct: bool
+    status: str  # parse status or "error"
+
+
+@dataclass
+class ChoiceOutcome(Outcome):
+    trials: list[Trial] = field(default_factory=list)
+
+    def correct(self, tie_policy: str = "strict") -> bool:
+        return not self.unanswered and bool(self.trials) and all(t.correct for t in self.trials)
+
+    def chance(self) -> float:
+        return (1 / self.n_options) ** max(1, len(self.trials))
+
+
+def target_positions(items: Sequence[Item], policy: str, seed: int) -> dict[str, list[int]]:
+    """Where the true option is shown, per item. "both" shows it at every position;
+    "balanced" once, positions spread evenly over the items in a seeded order (neither
+    always first, as an early Vinoground port did, nor correlated with item order).
+    An item may fix its own order (``Item.target_position``, its published GT letter)."""
+    if policy not in ORDER_POLICIES:
+        raise ValueError(f"option order must be one of {ORDER_POLICIES}")
+    out: dict[str, list[int]] = {}
+    ranked = sorted(items, key=lambda it: stable_hash([seed, it.id]))
+    for rank, item in enumerate(ranked):
+        if policy == "both":
+            out[item.id] = list(range(item.n_options))
+        elif item.target_position is not None:
+            out[item.id] = [item.target_position]
+        else:
+            out[item.id] = [rank % item.n_options]
+    return out
+
+
+def shown_order(n_options: int, target: int, position: int) -> list[int]:
+    """Option indices as shown: the target at ``position``, the others in their own order."""
+    others = [j for j in range(n_options) if j != target]
+    return others[:position] + [target] + others[position:]
+
+
+def fill_choice(template: str, texts: Sequence[str], labels: Sequence[str], caption: str = "") -> str:
+    fields = {f"c{i + 1}": t for i, t in enumerate(texts)}
+    fields.update({f"d{i + 1}": t for i, t in enumerate(texts)})
+    fields["options"] = "\n".join(f"{lab}. {t}" for lab, t in zip(labels, texts))
+    fields["caption"] = caption
+    return template.format(**fields)
+
+
+class Choice(Protocol):
+    name = kind = "choice"
+    description = "the options shown together under letters; one balanced order, or every order"
+    metrics = {"accuracy": "choice accuracy (per question asked)",
+               "acc_A / acc_B / bias / A∧B": "two options asked in both orders (--order both)",
+               "all orders": "right in every order it was asked"}
+
+    def plan(self, items: Sequence[Item], context: PlanContext) -> list[tuple[Item, PlannedRequest]]:
+        """Positions are spread over all the items together, so planning is done at once."""
+        self.check(items)
+        positions = target_positions(items, context.order_policy, context.seed)
+        return [(item, p) for item in items for p in self.ask(item, context, positions[item.id])]
+
+    def plan_item(self, item: Item, context: PlanContext) -> list[PlannedRequest]:
+        return self.ask(item, context, target_positions([item], context.order_policy, context.seed)[item.id])
+
+    def ask(self, item: Item, context: PlanContext, positions: Sequence[int]) -> list[PlannedRequest]:
+        prompts, labels = context.prompts, item.labels or tuple(LETTERS[: item.n_options])
+        planned = []
+        for position in positions:
+            order = shown_order(item.n_options, item.target, position)
+            if item.options_are == "videos":
+                if item.n_options != 2:
+                    raise ValueError(f"item {item.id}: video options are shown as two joined segments")
+                ref = VideoRef.concat(item.videos[order[0]], item.videos[order[1]], prompts.concat_gap)
+                text = prompts.video_choice.format(caption=item.texts[0], gap=prompts.concat_gap)
+                option_texts: tuple[str, ...] = ()
+            else:
+                ref = item.videos[0]
+                option_texts = tuple(item.texts[j] for j in order)
+                text = fill_choice(prompts.choice, option_texts, labels)
+            if position == item.target_position:  # the published question, as published
+                text = item.prompt or text
+                ref = item.joined_video or ref
+            request = Request(self.kind, context.video(ref), text, context.shown_sampling, labels=labels,
+                              option_texts=option_texts, system=prompts.system)
+            planned.append(PlannedRequest(f"{item.id}|pos{position}", request,
+                                          {"position": position, "order": order}, len(positions)))
+        return planned
+
+    def read(self, request: dict[str, Any], answer: Answer, verdict: dict | None = None) -> Parsed:
+        """The answer's letter; where it names none, the judge's, if one was asked."""
+        parsed = parse_choice(answer.raw, request["labels"], request["option_texts"])
+        if not parsed.ok and verdict and verdict.get("raw"):
+            reread = parse_choice(verdict["raw"], request["labels"])
+            parsed = reread if reread.ok else parsed
+        return parsed
+
+    def judge_request(self, request: dict[str, Any], answer: Answer) -> Request | None:
+        if answer.error or answer.raw is None or self.read(request, answer).ok:
+            return None
+        labels = request["labels"]
+        if len(labels) == 2 and list(labels) == ["A", "B"]:
+            text = JUDGE_TWO.replace("<MODEL RESPONSE>", answer.raw)
+        else:
+            shown = request["option_texts"] or [f"option {label}" for label in labels]
+            options = "\n".join(f"{label}. {t}" for label, t in zip(labels, shown))
+            text = JUDGE_MANY.format(options=options, response=answer.raw, letters=", ".join(labels))
+        return Request("generation", None, text, max_tokens=4)
+
+    def new_outcome(self, item: dict[str, Any]) -> ChoiceOutcome:
+        return ChoiceOutcome(item)
+
+    def take(self, outcome: ChoiceOutcome, request: dict[str, Any], answer: Answer, verdict: dict | None) -> None:
+        if answer.error:
+            outcome.trials.append(Trial(request["position"], None, False, "error"))
+        else:
+            parsed = self.read(request, answer, verdict)
+            chosen = request["order"][request["labels"].index(parsed.value)] if parsed.ok else None
+            outcome.parse_failures += not parsed.ok
+            outcome.trials.append(Trial(request["position"], chosen, chosen == outcome.target, parsed.status))
+        outcome.trials.sort(key=lambda t: t.position)
+
+    def item_metrics(self, outcomes: Sequence[ChoiceOutcome], tie_policy: str) -> list[MetricValue]:
+        trials = [(t, o.n_options) for o in outcomes for t in o.trials]
+        unanswered = [o.n_options for o in outcomes for _ in range(o.unanswered)]
+        result = [M.accuracy("accuracy", [t.correct for t, _ in trials] + [False] * len(unanswered),
+                             [k for _, k in trials] + unanswered)]
+        if outcomes and all(o.n_options == 2 and len(o.trials) == 2 for o in outcomes):
+            result += M.order_metrics([o.trials[0].correct for o in outcomes],
+                                      [o.trials[1].correct for o in outcomes])
+        elif any(len(o.trials) > 1 for o in outcomes):
+            result.append(proportion("all orders", [o.correct() for o in outcomes], [o.chance() for o in outcomes]))
+        return result
+
+
+PROTOCOL = Choice()
