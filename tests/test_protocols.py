@@ -249,7 +249,8 @@ def test_model_options_are_typed_by_the_adapters_signature():
                      "dtype": "bfloat16"}
     assert typed_options(OpenAICompatible, {"seed": "7", "timeout": "2.5", "logprobs": "no"}) == \
         {"seed": 7, "timeout": 2.5, "logprobs": False}
-    assert load_model("random", {"seed": "5"}).seed == 5 and load_model("bag-of-frames", {"tolerance": "9"}).tolerance == 9
+    assert load_model("random", {"seed": "5"}).seed == 5
+    assert load_model("bag-of-frames", {"tolerance": "9"}).tolerance == 9
     with pytest.raises(ValueError, match="unknown model option 'batch'; this model takes: .*batch_size"):
         typed_options(HFGenerative, {"batch": "3"})
     with pytest.raises(ValueError, match="batch_size: expected int, got 'many'"):
@@ -258,14 +259,15 @@ def test_model_options_are_typed_by_the_adapters_signature():
 
 def test_blind_lm_converts_its_weights_into_the_runs_cache(suite, tmp_path, monkeypatch):
     import timefoil.models.text_models as text_models
+    from timefoil.weights import ModelUnavailable
 
     seen = []
 
     def refuse(cache_dir):
         seen.append(cache_dir)
-        raise text_models.ModelUnavailable("not needed here")
+        raise ModelUnavailable("not needed here")
 
     monkeypatch.setattr(text_models, "smollm2_path", refuse)
-    with pytest.raises(text_models.ModelUnavailable):
+    with pytest.raises(ModelUnavailable):
         Runner(RunConfig("synth", "blind-lm", data_dir=suite), str(tmp_path / "r"), cache_dir=str(tmp_path / "mine"))
     assert seen == [str(tmp_path / "mine")]

@@ -28,7 +28,8 @@ def _metrics() -> dict[str, str]:
     out = dict(STRUCTURE_METRICS)
     for protocol in PROTOCOLS.values():
         for name, meaning in protocol.metrics.items():
-            out[name] = f"{meaning} ({protocol.name})" if name not in out else f"{out[name]}; {meaning} ({protocol.name})"
+            said = f"{meaning} ({protocol.name})"
+            out[name] = f"{out[name]}; {said}" if name in out else said
     return out
 
 

@@ -1,26 +1,24 @@
 """What a model is asked (``Request``) and what it says (``Answer``).
 
-Four kinds (SPEC section 1): ``similarity`` scores one (video, text) pair, ``entailment``
-asks a Yes/No question, ``choice`` asks for one option letter, ``generation`` asks for free
-text. Models answer lists of requests in batches and never see which benchmark asked.
+The kind names the model method that answers it (``answer_<kind>``): ``similarity`` scores one
+(video, text) pair, ``entailment`` asks a Yes/No question, ``choice`` asks for one option
+letter, ``generation`` asks for free text (SPEC section 1); a protocol may bring a kind of its
+own. Models answer lists of requests in batches and never see which benchmark asked.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from .hashing import stable_hash
 from .items import VideoRef
 from .video.frames import content_key
 from .video.sampling import Sampling
 
-Kind = Literal["similarity", "entailment", "choice", "generation"]
-KINDS: tuple[str, ...] = ("similarity", "entailment", "choice", "generation")
-
 
 @dataclass(frozen=True)
 class Request:
-    kind: Kind
+    kind: str  # the answering method: Model.answer_<kind>
     video: VideoRef | None  # None: a blind (text-only) question
     text: str  # the caption for similarity, the full prompt otherwise
     sampling: Sampling | None = None

