@@ -138,6 +138,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--order", "order_policy", type=click.Choice(ORDER_POLICIES), help="option order for choice")
 @click.option("--judge", help="a model that reads answers the parser cannot (choice: free text to a letter)")
 @click.option("--variant", help="a prompt variant of the benchmark (e.g. cot, closed)")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="answer budget (default: the variant's; cot 1024)")
 @click.option("--bench-arg", multiple=True, help="loader option key=value, e.g. subset=long_qa")
 @click.option("--limit", type=int, help="only the first N groups")
 @click.option("--seed", type=int, help="option order and frame ablations (default 0)")
@@ -149,8 +150,8 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--no-progress", is_flag=True)
 @_guard
 def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, max_frames, strategy, frame_order,
-            single_frame, blind, order_policy, judge, variant, bench_arg, limit, seed, out, cache_dir, retry_errors,
-            threads, no_progress):
+            single_frame, blind, order_policy, judge, variant, max_tokens, bench_arg, limit, seed, out, cache_dir,
+            retry_errors, threads, no_progress):
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
     from .report import load_scored, print_runs
 
@@ -168,7 +169,7 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
     config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol,
                        model_args=_key_values(model_arg, "--model-arg"),
                        limit=limit, seed=seed or 0, order_policy=order_policy, blind=blind, judge=judge,
-                       variant=variant, benchmark_args=_key_values(bench_arg, "--bench-arg"))
+                       variant=variant, max_tokens=max_tokens, benchmark_args=_key_values(bench_arg, "--bench-arg"))
     run_dirs = []
     for sampling in samplings:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled

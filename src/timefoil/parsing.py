@@ -72,6 +72,27 @@ def parse_choice(raw: str | None, labels: Sequence[str] = ("A", "B"),
     return Parsed(None, "ambiguous" if seen else "unparseable")
 
 
+_TAGGED = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
+_CONCLUDES = re.compile(r"final answer|answer is|answer would be|answer:|therefore", re.IGNORECASE)
+
+
+def conclusion(raw: str | None) -> str | None:
+    """The part of a reasoned answer that states the answer: the last <answer> tag, else what
+    follows the last "answer is" / "final answer" / "Answer:", else the last non-empty line."""
+    if raw is None:
+        return None
+    tagged = _TAGGED.findall(raw)
+    if tagged:
+        return tagged[-1]
+    lines = [line for line in raw.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        marks = list(_CONCLUDES.finditer(line))
+        rest = line[marks[-1].end():].strip(" :*-") if marks else ""
+        if rest:
+            return rest
+    return lines[-1] if lines else raw
+
+
 _YES = {"yes", "yeah", "yep"}
 _NO = {"no", "nope"}
 

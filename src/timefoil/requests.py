@@ -41,7 +41,7 @@ class Request:
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "video": self.video.to_json() if self.video else None,
                 "text": self.text, "labels": list(self.labels), "option_texts": list(self.option_texts),
-                "caption": self.caption, "system": self.system}
+                "caption": self.caption, "system": self.system, "max_tokens": self.max_tokens}
 
 
 @dataclass

@@ -48,6 +48,7 @@ class RunConfig:
     blind: bool = False  # text only: the language-prior baseline
     judge: str | None = None  # a model that reads answers the protocol's parser cannot
     variant: str | None = None  # a prompt variant of the benchmark (e.g. "cot")
+    max_tokens: int | None = None  # answer budget; the variant's own by default (chain of thought: 1024)
     benchmark_args: dict[str, Any] = field(default_factory=dict)  # loader options (subsets, id lists)
 
     def resolved(self) -> "RunConfig":
@@ -116,8 +117,10 @@ class Runner:
         self.retry_errors = retry_errors
         self.frames = FrameStore(cache_dir=self.cache_dir)
         self.fingerprint = stable_hash(self.model.fingerprint())
-        if self.protocol.kind not in self.model.kinds:
-            raise RunError(f"model {self.config.model!r} cannot answer {self.protocol.kind} requests "
+        self.prompts = self.benchmark.prompts_for(self.config.variant)
+        missing = self.protocol.request_kinds(self.prompts) - self.model.kinds
+        if missing:
+            raise RunError(f"model {self.config.model!r} cannot answer {', '.join(sorted(missing))} requests "
                            f"(it answers: {', '.join(sorted(self.model.kinds))})")
 
     # -- the run directory ------------------------------------------------------------------
@@ -129,6 +132,10 @@ class Runner:
         if os.path.exists(path):
             with open(path, encoding="utf-8") as handle:
                 stored = json.load(handle)
+            try:  # a run made before a configuration field existed has that field's default
+                stored["config"] = RunConfig.from_json(stored["config"]).to_json()
+            except (KeyError, TypeError):
+                pass  # not a configuration this version can read: the comparison below refuses it
             if {k: stored.get(k) for k in wanted} != wanted:
                 raise RunError(f"{self.run_dir} holds a run with another configuration; "
                                "use a new --out directory (or delete this one)")
@@ -151,8 +158,9 @@ class Runner:
     def plan(self) -> list[tuple[Item, PlannedRequest]]:
         items = first_groups(self.benchmark.load(self.config.data_dir or "", **self.config.benchmark_args),
                              self.config.limit)
-        context = PlanContext(prompts=self.benchmark.prompts_for(self.config.variant), sampling=self.config.sampling,
-                              order_policy=self.config.order_policy, seed=self.config.seed, blind=self.config.blind)
+        config = self.config
+        context = PlanContext(prompts=self.prompts, sampling=config.sampling, order_policy=config.order_policy,
+                              seed=config.seed, blind=config.blind, max_tokens=config.max_tokens)
         return self.protocol.plan(items, context)
 
     # -- answering --------------------------------------------------------------------------

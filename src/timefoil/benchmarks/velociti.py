@@ -21,6 +21,15 @@ CHOICE = PREAMBLE + ("Here are two captions that describe the video.\nA) {c1}\nB
                      "select the caption that best describes the video.\nJust print either A or B.")
 CLOSED = "\nJust answer with either Yes or No."
 FRAMES = "You are given frames sampled sequentially from a video. "
+# timefoil's own chain-of-thought wording (the paper's appendix prompt is not reproduced): reason
+# over the roles and order of events, then a tagged verdict that the parser reads.
+COT_SYSTEM = ("You check captions of short movie clips. Reason step by step: who acts, what they do, how, to "
+              "whom, and in which order, each compared with what the clip shows. End with your verdict inside "
+              "<answer></answer> tags.")
+COT_ENTAIL = "Caption: {caption}\nDoes the clip show exactly this? Conclude with <answer>Yes</answer> or " \
+             "<answer>No</answer>."
+COT_CHOICE = ("Captions:\nA) {c1}\nB) {c2}\nWhich caption describes the clip? Conclude with <answer>A</answer> "
+              "or <answer>B</answer>.")
 
 
 def _records(path: str) -> list[dict]:
@@ -78,7 +87,10 @@ BENCHMARK = Benchmark(
     default_sampling=Sampling(frames=None, fps=1.0),  # mid-second frames
     prompts=Prompts(entailment=ENTAIL, choice=CHOICE),
     variants={"closed": Prompts(entailment=ENTAIL + CLOSED, choice=CHOICE),
-              "frames": Prompts(entailment=FRAMES + ENTAIL + CLOSED, choice=FRAMES + CHOICE)},
+              "released": Prompts(entailment=ENTAIL + CLOSED, choice=CHOICE),  # the released evaluation code's
+              "frames": Prompts(entailment=FRAMES + ENTAIL + CLOSED, choice=FRAMES + CHOICE),
+              "cot": Prompts(entailment=COT_ENTAIL, choice=COT_CHOICE, system=COT_SYSTEM, reasoning=True,
+                             answer_tokens=1024)},
     order_policy="both",
     summary=SummarySpec(average={"entailment": "StrictVLE", "choice": "A∧B", "similarity": "accuracy"},
                         average_excludes=("control",), categories=False),

@@ -83,7 +83,9 @@ BENCHMARK = Benchmark(
     default_protocol="choice",
     default_sampling=Sampling(frames=32),
     prompts=Prompts(choice=TEXT, video_choice=VIDEO),
-    variants={"cot": Prompts(choice=TEXT + COT, video_choice=VIDEO + COT)},
+    # Chain of thought: the suffix on every question (the published ones too), room to reason,
+    # and each answer read by the judge (--judge) or from its conclusion.
+    variants={"cot": Prompts(choice=TEXT, video_choice=VIDEO, suffix=COT, reasoning=True, answer_tokens=1024)},
     summary=SummarySpec(),
     table={"choice": ("text", "video", "group"), "similarity": ("text", "video", "group")},
     reference="Table 2 text/video/group: GPT-4o 32f 54.0/38.2/24.6; GPT-4o CoT 59.2/51.0/35.0; LLaVA-OV-72B "

@@ -3,7 +3,7 @@ models such as LLaVA-OneVision and Qwen2-VL) and text-only causal LMs (blind bas
 
 entailment  the first-token distribution after the prompt; p(Yes) and p(No) each sum the
             token variants (case, leading space) that are single tokens; the ids are recorded.
-choice      option-letter probabilities from the same distribution, and the greedy answer.
+choice      option-letter probabilities from the same distribution, and the full greedy answer.
 similarity  the mean log-probability of the caption's tokens (length-normalised likelihood).
 generation  greedy decoding with a token budget.
 
@@ -125,9 +125,14 @@ class HFGenerative(Model):
             self._yes_no(logprobs) for logprobs, _ in self._rows(group, frames, caption=False)])
 
     def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        return self._by_video(requests, frames, lambda group: [
-            self._letters(r, logprobs, frames) for r, (logprobs, _) in
-            zip(group, self._rows(group, frames, caption=False))])
+        """Option-letter probabilities from the first token, and the full greedy answer: a
+        letter read off the first token alone would count "A man opens the door, so B" as A."""
+        def group(batch: list[Request]) -> list[Answer]:
+            rows = self._rows(batch, frames, caption=False)
+            said = self._generate(batch, frames)
+            return [self._letters(r, logprobs, answer.raw) for r, (logprobs, _), answer in zip(batch, rows, said)]
+
+        return self._by_video(requests, frames, group)
 
     def answer_generation(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         return self._by_video(requests, frames, lambda group: self._generate(group, frames))
@@ -252,16 +257,11 @@ class HFGenerative(Model):
                       probs={"yes": float(probs[yes_ids].sum()), "no": float(probs[no_ids].sum())},
                       meta={"yes_ids": yes_ids, "no_ids": no_ids, "first_token": greedy})
 
-    def _letters(self, request: Request, next_logprobs, frames: FrameSource) -> Answer:
+    def _letters(self, request: Request, next_logprobs, raw: str | None) -> Answer:
         probs = next_logprobs.exp()
-        greedy = int(next_logprobs.argmax())
         letters = {label: self.variant_ids((label,)) for label in request.labels}
-        letter_probs = {label: float(probs[ids].sum()) for label, ids in letters.items()}
-        if greedy in {i for ids in letters.values() for i in ids}:
-            raw = self.tokenizer.decode([greedy]).strip()  # the greedy answer starts with an option letter
-        else:
-            raw = self._generate([request], frames)[0].raw
-        return Answer(raw=raw, probs=letter_probs, meta={"letter_ids": letters, "first_token": greedy})
+        return Answer(raw=raw, probs={label: float(probs[ids].sum()) for label, ids in letters.items()},
+                      meta={"letter_ids": letters, "first_token": int(next_logprobs.argmax())})
 
     def _generate(self, requests: list[Request], frames: FrameSource) -> list[Answer]:
         answers = []

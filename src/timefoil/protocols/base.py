@@ -22,7 +22,12 @@ class Prompts:
     """A benchmark's prompt templates; the defaults are timefoil's own wording, for
     benchmarks that publish none. Choice templates see {c1}, {c2}, ... (also {d1}, ...),
     {options} (one "A. text" line each) and {caption}; video choice sees {caption} and
-    {gap} (seconds of black between the segments); entailment sees {caption}."""
+    {gap} (seconds of black between the segments); entailment sees {caption}.
+
+    ``suffix`` is added to every question, published ones included (a chain-of-thought
+    instruction). ``reasoning`` marks answers that reason before answering: they are asked
+    as free generation with ``answer_tokens`` to spend, read from their final answer, and
+    every one of them goes to the judge when there is one."""
 
     choice: str = "Which caption best describes this video?\n{options}\nAnswer with the option's letter."
     video_choice: str = ("The video shows two segments, one after the other, separated by {gap:g} seconds of "
@@ -34,6 +39,9 @@ class Prompts:
     system: str | None = None
     concat_gap: float = 2.0
     max_tokens: int = 512  # dense captions are long
+    suffix: str = ""
+    reasoning: bool = False
+    answer_tokens: int = 16  # a letter or Yes/No; chain of thought needs about a thousand
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,22 @@ class PlanContext:
     order_policy: str = "balanced"
     seed: int = 0
     blind: bool = False
+    max_tokens: int | None = None  # overrides the prompts' answer budget (--max-tokens)
+
+    @property
+    def reasoning(self) -> dict[str, bool]:
+        """Stored beside a reasoning request, so its answer is read from its conclusion."""
+        return {"reasoning": True} if self.prompts.reasoning else {}
+
+    @property
+    def answer_tokens(self) -> int:
+        return self.max_tokens or self.prompts.answer_tokens
+
+    def question(self, kind: str, text: str, ref: VideoRef | None, **fields) -> Request:
+        """A question as asked: the suffix added; a reasoning question is free generation."""
+        prompts = self.prompts
+        return Request("generation" if prompts.reasoning else kind, self.video(ref), text + prompts.suffix,
+                       self.shown_sampling, system=prompts.system, max_tokens=self.answer_tokens, **fields)
 
     def video(self, ref: VideoRef | None) -> VideoRef | None:
         return None if self.blind else ref
@@ -141,6 +165,10 @@ class Protocol(ABC):
     @abstractmethod
     def plan_item(self, item: Item, context: PlanContext) -> list[PlannedRequest]:
         """The requests of one item."""
+
+    def request_kinds(self, prompts: Prompts) -> set[str]:
+        """The request kinds a model must answer for this protocol asked with ``prompts``."""
+        return {self.kind}
 
     # -- reading answers ----------------------------------------------------------------
     def read(self, request: dict[str, Any], answer: Answer, verdict: dict[str, Any] | None = None) -> Parsed | None:

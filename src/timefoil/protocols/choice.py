@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from .. import metrics as M
 from ..hashing import stable_hash
 from ..items import Item, VideoRef
-from ..parsing import Parsed, parse_choice
+from ..parsing import Parsed, conclusion, parse_choice
 from ..requests import Answer, Request
 from ..stats import MetricValue, proportion
 from .base import LETTERS, ORDER_POLICIES, Outcome, PlanContext, PlannedRequest, Protocol
@@ -110,22 +110,32 @@ class Choice(Protocol):
             if position == item.target_position:  # the published question, as published
                 text = item.prompt or text
                 ref = item.joined_video or ref
-            request = Request(self.kind, context.video(ref), text, context.shown_sampling, labels=labels,
-                              option_texts=option_texts, system=prompts.system)
+            request = context.question(self.kind, text, ref, labels=labels, option_texts=option_texts)
             planned.append(PlannedRequest(f"{item.id}|pos{position}", request,
-                                          {"position": position, "order": order}, len(positions)))
+                                          {"position": position, "order": order, **context.reasoning},
+                                          len(positions)))
         return planned
 
+    def request_kinds(self, prompts) -> set[str]:
+        return {"generation" if prompts.reasoning else self.kind}
+
     def read(self, request: dict[str, Any], answer: Answer, verdict: dict | None = None) -> Parsed:
-        """The answer's letter; where it names none, the judge's, if one was asked."""
-        parsed = parse_choice(answer.raw, request["labels"], request["option_texts"])
-        if not parsed.ok and verdict and verdict.get("raw"):
-            reread = parse_choice(verdict["raw"], request["labels"])
-            parsed = reread if reread.ok else parsed
-        return parsed
+        """The answer's letter. A reasoned answer is read by the judge when there is one (every
+        one goes to it, as the Vinoground paper does), else from its conclusion; a plain answer
+        that names no letter is read by the judge, if one was asked."""
+        labels, texts = request["labels"], request["option_texts"]
+        judged = parse_choice(verdict["raw"], labels) if verdict and verdict.get("raw") else None
+        if request.get("reasoning"):
+            if judged is not None and judged.ok:
+                return judged
+            return parse_choice(conclusion(answer.raw), labels, texts)
+        parsed = parse_choice(answer.raw, labels, texts)
+        return judged if not parsed.ok and judged is not None and judged.ok else parsed
 
     def judge_request(self, request: dict[str, Any], answer: Answer) -> Request | None:
-        if answer.error or answer.raw is None or self.read(request, answer).ok:
+        if answer.error or answer.raw is None:
+            return None
+        if not request.get("reasoning") and self.read(request, answer).ok:
             return None
         labels = request["labels"]
         if len(labels) == 2 and list(labels) == ["A", "B"]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import metrics as M
-from ..parsing import Parsed, parse_yes_no
+from ..parsing import Parsed, conclusion, parse_yes_no
 from ..requests import Answer, Request
 from ..stats import MetricValue
 from .base import PlanContext
@@ -32,13 +32,14 @@ class EntailmentOutcome(ScoredOutcome):
         return self.e_pos, max(self.e_neg), self.correct()
 
 
-def entailment_value(answer: Answer) -> tuple[float | None, str]:
-    """e and the parse status: probabilities when known, else the greedy Yes or No."""
+def entailment_value(answer: Answer, reasoning: bool = False) -> tuple[float | None, str]:
+    """e and the parse status: probabilities when known, else the greedy Yes or No (a
+    reasoned answer's concluding Yes or No)."""
     probs = answer.probs or {}
     yes, no = probs.get("yes"), probs.get("no")
-    if yes is not None and no is not None and yes + no > 0:
+    if yes is not None and no is not None and yes + no > 0 and not reasoning:
         return yes / (yes + no), "ok"
-    parsed = parse_yes_no(answer.raw)
+    parsed = parse_yes_no(conclusion(answer.raw) if reasoning else answer.raw)
     if not parsed.ok:
         return None, parsed.status
     return (1.0 if parsed.value == "yes" else 0.0), "ok"
@@ -51,19 +52,24 @@ class Entailment(PerOption):
                "acc(pos)": "e(V,C+) > 0.5", "acc(neg|pos)": "negatives right among items whose positive was right"}
 
     def request(self, ref, caption: str, context: PlanContext) -> Request:
-        prompts = context.prompts
-        return Request(self.kind, context.video(ref), prompts.entailment.format(caption=caption),
-                       context.shown_sampling, labels=("Yes", "No"), caption=caption, system=prompts.system)
+        return context.question(self.kind, context.prompts.entailment.format(caption=caption), ref,
+                                labels=("Yes", "No"), caption=caption)
+
+    def stored(self, context: PlanContext) -> dict[str, Any]:
+        return context.reasoning
+
+    def request_kinds(self, prompts) -> set[str]:
+        return {"generation" if prompts.reasoning else self.kind}
 
     def read(self, request: dict[str, Any], answer: Answer, verdict: dict | None = None) -> Parsed:
-        return parse_yes_no(answer.raw)
+        return parse_yes_no(conclusion(answer.raw) if request.get("reasoning") else answer.raw)
 
     def new_outcome(self, item: dict[str, Any]) -> EntailmentOutcome:
         base = super().new_outcome(item)
         return EntailmentOutcome(item, scores=base.scores, keys=base.keys)
 
-    def score(self, answer: Answer, outcome: ScoredOutcome) -> float | None:
-        value, status = entailment_value(answer)
+    def score(self, answer: Answer, outcome: ScoredOutcome, request: dict[str, Any]) -> float | None:
+        value, status = entailment_value(answer, bool(request.get("reasoning")))
         outcome.parse_failures += status != "ok"
         return value
 

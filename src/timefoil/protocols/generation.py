@@ -27,7 +27,8 @@ class Generation(Protocol):
     def plan_item(self, item: Item, context: PlanContext) -> list[PlannedRequest]:
         prompts = context.prompts
         request = Request(self.kind, context.video(item.videos[0]), item.prompt or prompts.generation,
-                          context.shown_sampling, system=prompts.system, max_tokens=prompts.max_tokens)
+                          context.shown_sampling, system=prompts.system,
+                          max_tokens=context.max_tokens or prompts.max_tokens)
         return [PlannedRequest(f"{item.id}|gen", request, {}, 1)]
 
     def new_outcome(self, item: dict[str, Any]) -> GenerationOutcome:

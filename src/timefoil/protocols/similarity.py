@@ -48,8 +48,13 @@ class PerOption(Protocol):
     """Shared by similarity and entailment: one request per option, one score each."""
 
     def plan_item(self, item: Item, context: PlanContext) -> list[PlannedRequest]:
-        return [PlannedRequest(f"{item.id}|opt{j}", self.request(ref, caption, context), {"option": j},
-                               item.n_options) for j, ref, caption in option_pairs(item)]
+        return [PlannedRequest(f"{item.id}|opt{j}", self.request(ref, caption, context),
+                               {"option": j, **self.stored(context)}, item.n_options)
+                for j, ref, caption in option_pairs(item)]
+
+    def stored(self, context: PlanContext) -> dict[str, Any]:
+        """What the protocol keeps beside each request besides its option."""
+        return {}
 
     def request(self, ref, caption: str, context: PlanContext) -> Request:
         return Request(self.kind, context.video(ref), caption, context.shown_sampling)
@@ -62,9 +67,9 @@ class PerOption(Protocol):
         j = request["option"]
         outcome.keys[j] = request["key"]
         if not answer.error:
-            outcome.scores[j] = self.score(answer, outcome)
+            outcome.scores[j] = self.score(answer, outcome, request)
 
-    def score(self, answer: Answer, outcome: ScoredOutcome) -> float | None:
+    def score(self, answer: Answer, outcome: ScoredOutcome, request: dict[str, Any]) -> float | None:
         return answer.score
 
 

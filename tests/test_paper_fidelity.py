@@ -1,0 +1,123 @@
+"""Protocols as the papers ran them: chain of thought."""
+import json
+import os
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import test_benchmarks as tb
+from timefoil.models import MODELS, Model
+from timefoil.parsing import conclusion
+from timefoil.requests import Answer
+from timefoil.runner import RunConfig, run
+from timefoil.video import write_video
+
+COT = "\nplease think step by step"
+
+
+def vinoground_with_videos(root):
+    tb.vinoground_fixture(root, pairs=2)
+    os.makedirs(os.path.join(root, "vinoground_videos"))
+    for n in range(2):
+        for k, s in enumerate(("pos", "neg")):
+            write_video(os.path.join(root, "vinoground_videos", f"{n}_{s}.mp4"),
+                        [np.full((16, 16, 3), 40 * k + 10 * t, np.uint8) for t in range(12)], 6)
+    return str(root)
+
+
+class Reasoner(Model):
+    """Reasons at length, mentioning both letters, and concludes B."""
+
+    name = "reasoner"
+
+    def __init__(self):
+        self.seen = []
+
+    def answer_generation(self, requests, frames):
+        self.seen += requests
+        return [Answer(raw=f"A shows one thing and B another ({r.key()[:6]}).\nSo the answer is B.") for r in requests]
+
+
+class SaysA(Model):
+    name = "says-a"
+
+    def __init__(self, asked):
+        self.asked = asked
+
+    def answer_generation(self, requests, frames):
+        self.asked.extend(re.findall(r"====(.*?)====", r.text, re.S)[-1] for r in requests)
+        return [Answer(raw="A") for _ in requests]
+
+
+@pytest.fixture()
+def vinoground(tmp_path):
+    os.makedirs(tmp_path / "vino")
+    return vinoground_with_videos(tmp_path / "vino")
+
+
+def test_vinoground_cot_asks_every_question_with_the_suffix_and_judges_every_answer(vinoground, tmp_path,
+                                                                                   monkeypatch):
+    asked = []
+    monkeypatch.setitem(MODELS, "says-a", (lambda arg, options, cache_dir: SaysA(asked), "test judge"))
+    model = Reasoner()
+    config = RunConfig("vinoground", "reasoner", data_dir=vinoground, variant="cot", judge="says-a")
+    report = run(config, str(tmp_path / "cot"), cache_dir=str(tmp_path / "c"), model=model, progress=False)
+    assert len(model.seen) == 8  # the 8 questions of two pairs, each asked once (published orders)
+    assert all(r.text.endswith(COT) and r.max_tokens == 1024 and r.kind == "generation" for r in model.seen)
+    assert {r.text[:-len(COT)] for r in model.seen} == {f"Q {kind} {n} {s}" for kind in ("text", "video")
+                                                         for n in range(2) for s in ("pos", "neg")}
+    records = [json.loads(line) for line in open(tmp_path / "cot" / "items.jsonl")]
+    assert all(r["judge"]["raw"] == "A" and r["parsed"]["value"] == "A" for r in records)
+    assert all(r["answer"]["raw"].endswith("So the answer is B.") for r in records)  # the reasoning is kept
+    assert len(asked) == 8 and all(text.endswith("So the answer is B.") for text in asked)  # parseable ones too
+    # "A" is right where the published GT is A: pos text questions and neg video questions.
+    assert report.get("overall/accuracy").value == 50.0 and report.parse_failures == 0
+
+
+def test_cot_without_a_judge_reads_the_conclusion(vinoground, tmp_path):
+    report = run(RunConfig("vinoground", "reasoner", data_dir=vinoground, variant="cot", max_tokens=300),
+                 str(tmp_path / "cot"), cache_dir=str(tmp_path / "c"), model=Reasoner(), progress=False)
+    records = [json.loads(line) for line in open(tmp_path / "cot" / "items.jsonl")]
+    assert all(r["parsed"]["value"] == "B" and r["judge"] is None for r in records)  # not the first "A"
+    assert {r["request"]["max_tokens"] for r in records} == {300}
+    # "B" is right for neg text questions and pos video questions: 4 of 8
+    assert report.get("overall/accuracy").value == 50.0 and report.get("overall/group").value == 0.0
+
+
+@pytest.mark.parametrize("raw, said", [
+    ("The man opens the door.\nSo the answer is B.", "B"),
+    ("Thinking about A and B... <answer>Yes</answer>", "Yes"),
+    ("Step one: A.\nFinal answer: (A)", "(A)"),
+    ("B", "B"),
+])
+def test_conclusion_of_a_reasoned_answer(raw, said):
+    assert conclusion(raw).strip(". ") == said
+
+
+def test_velociti_cot_and_released_variants(tmp_path):
+    from timefoil.benchmarks import get_benchmark
+    from timefoil.offline import answer_offline
+    from timefoil.protocols import PlanContext, get_protocol
+
+    bench = get_benchmark("velociti")
+    assert bench.variants["released"].entailment.endswith("\nJust answer with either Yes or No.")
+    cot = bench.variants["cot"]
+    assert cot.reasoning and cot.answer_tokens == 1024 and "<answer>" in cot.system
+    items = bench.load(tb.velociti_fixture(tmp_path, [
+        {"test_name": "chrono", "video_id": "v", "pos": "he sits then runs", "neg": "he runs then sits"}]))
+
+    class Tagged(Model):
+        def answer_generation(self, requests, frames):  # says Yes to the true caption only
+            return [Answer(raw="Yes, maybe no.\n<answer>" + ("Yes" if "sits then" in r.text else "No") + "</answer>")
+                    for r in requests]
+
+    records = answer_offline(items, "entailment", Tagged(), prompts=cot)
+    assert Counter(r["parsed"]["value"] for r in records) == {"yes": 1, "no": 1}
+    entail = get_protocol("entailment")
+    outcome = entail.outcome(records)
+    assert outcome.scores == [1.0, 0.0] and outcome.correct()
+    assert entail.request_kinds(cot) == {"generation"} and entail.request_kinds(bench.prompts) == {"entailment"}
+    planned = entail.plan(items, PlanContext(prompts=cot))
+    assert all(p.request.system == cot.system and p.info["reasoning"] for _, p in planned)
