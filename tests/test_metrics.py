@@ -118,6 +118,25 @@ def test_mean_of_averages_parts_unweighted():
     assert avg.value == pytest.approx(60.0) and avg.chance == pytest.approx(37.5) and avg.n == 30
 
 
+def test_mean_of_parts_at_zero_keeps_an_interval():
+    """Two tests at 0/10: each Wilson interval is (0, w); a part's standard error is w / (2 z),
+    the mean's sqrt(2) times smaller, so the interval is (0, w / (2 sqrt 2)), not 0 +- 0."""
+    import math
+
+    zero = proportion("t", [False] * 10, [0.5] * 10)
+    avg = mean_of("avg", [zero, zero])
+    w = wilson(0, 10)[1]
+    assert w > 20 and avg.value == 0.0 and avg.ci95[0] == 0.0
+    assert avg.ci95[1] == pytest.approx(w / (2 * math.sqrt(2)))
+
+
+def test_mean_of_differences_is_two_sided_around_zero():
+    bias = [M.paired_difference("bias", [True] * 8 + [False] * 2, [False] * 8 + [True] * 2),
+            M.paired_difference("bias", [True] * 5 + [False] * 5, [True] * 5 + [False] * 5)]
+    avg = mean_of("average bias", bias)
+    assert avg.value == pytest.approx((-60 + 0) / 2) and avg.extra["difference"]
+    assert avg.ci95[0] < -30 < avg.ci95[1] < 0 and avg.p_value < 0.05  # clearly below 0
+
 def _similarity_records(items, scores):
     """Records for a similarity run where ``scores[item_id]`` lists each option's score."""
     records, similarity = [], get_protocol("similarity")
@@ -151,7 +170,10 @@ def test_aggregation_pools_subtests_and_averages_tests_without_excluded():
     assert report.get("a/x/accuracy").value == 100.0
     assert report.get("a/y/accuracy").value == pytest.approx(100 / 3)
     assert report.get("overall/average accuracy").value == pytest.approx(75.0)  # (50 + 100) / 2
-    assert report.get("overall/accuracy").value == pytest.approx(100 * 4 / 8)
+    # the pooled overall leaves the excluded control test out too (4 of a's and b's 6), and says so
+    assert report.get("overall/accuracy").value == pytest.approx(100 * 4 / 6)
+    assert report.get("overall/accuracy").extra["excludes"] == "control"
+    assert report.get("control/accuracy").value == 0.0
 
 
 def test_vinoground_scores_through_items_match_the_matrix_route():

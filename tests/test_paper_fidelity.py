@@ -121,3 +121,74 @@ def test_velociti_cot_and_released_variants(tmp_path):
     assert entail.request_kinds(cot) == {"generation"} and entail.request_kinds(bench.prompts) == {"entailment"}
     planned = entail.plan(items, PlanContext(prompts=cot))
     assert all(p.request.system == cot.system and p.info["reasoning"] for _, p in planned)
+
+
+# -- VELOCITI's averages ----------------------------------------------------------------------
+E_VALUES = {  # (e_pos, e_neg) per item; worked out below by hand
+    "agent_bind": [(.9, .1), (.9, .8), (.3, .1), (.3, .6)],
+    "chrono": [(.9, .1), (.9, .2), (.6, .7), (.2, .9)],
+    "control": [(.1, .9)] * 4,
+}
+
+
+def velociti_items(tmp_path):
+    from timefoil.benchmarks import get_benchmark
+
+    records = [{"test_name": test, "video_id": f"v{k}", "pos": f"{test} true {k}", "neg": f"{test} false {k}"}
+               for test in E_VALUES for k in range(4)]
+    return get_benchmark("velociti").load(tb.velociti_fixture(tmp_path, records))
+
+
+class ScriptedVelociti(Model):
+    name = "scripted"
+
+    def answer_entailment(self, requests, frames):
+        out = []
+        for r in requests:
+            test, kind, k = r.caption.split()
+            e = E_VALUES[test][int(k)][0 if kind == "true" else 1]
+            out.append(Answer(raw="Yes" if e > .5 else "No", probs={"yes": e, "no": 1 - e}))
+        return out
+
+    def answer_choice(self, requests, frames):
+        out = []
+        for r in requests:  # agent_bind: always A; chrono: always right; control: always B
+            test = r.option_texts[0].split()[0]
+            true = r.labels[[" true " in t for t in r.option_texts].index(True)]
+            out.append(Answer(raw={"agent_bind": "A", "chrono": true, "control": "B"}[test]))
+        return out
+
+
+def test_velociti_averages_every_metric_over_the_tests_without_control(tmp_path):
+    from timefoil.benchmarks import get_benchmark
+    from timefoil.offline import answer_offline
+    from timefoil.scoring import score_records
+
+    bench, items = get_benchmark("velociti"), velociti_items(tmp_path)
+
+    def scored(protocol):
+        records = answer_offline(items, protocol, ScriptedVelociti(), prompts=bench.prompts,
+                                 order_policy=bench.order_policy)
+        report = score_records(records, benchmark="velociti", model="m", protocol=protocol, spec=bench.summary)
+        return {m.name: m for m in report.metrics}
+
+    entail = scored("entailment")
+    # agent_bind: Strict 1/4, Classic 3/4, pos 2/4, neg|pos 1/2; chrono: 2/4, 2/4, 3/4, 2/3
+    by_hand = {"StrictVLE": (25, 50), "ClassicVLE": (75, 50), "acc(pos)": (50, 75), "acc(neg|pos)": (50, 200 / 3)}
+    for metric, (agent_bind, chrono) in by_hand.items():
+        assert entail[f"agent_bind/{metric}"].value == pytest.approx(agent_bind, abs=1e-3)
+        assert entail[f"chrono/{metric}"].value == pytest.approx(chrono, abs=1e-3)
+        assert entail[f"overall/average {metric}"].value == pytest.approx((agent_bind + chrono) / 2, abs=1e-3)
+    assert entail["control/StrictVLE"].value == 0.0  # reported, never averaged or pooled
+    assert entail["overall/StrictVLE"].value == 37.5 and entail["overall/StrictVLE"].n == 8
+    assert entail["overall/StrictVLE"].extra["excludes"] == "control"
+    assert entail["facet:multi-event/StrictVLE"].value == 50.0  # chrono alone here (no coref items)
+    assert "facet:agent/StrictVLE" in entail and entail["facet:agent/StrictVLE"].value == 25.0
+
+    choice = scored("choice")
+    by_hand = {"acc_A": (100, 100), "acc_B": (0, 100), "bias": (-100, 0), "A∧B": (0, 100)}
+    for metric, (agent_bind, chrono) in by_hand.items():
+        assert choice[f"agent_bind/{metric}"].value == pytest.approx(agent_bind)
+        assert choice[f"chrono/{metric}"].value == pytest.approx(chrono)
+        assert choice[f"overall/average {metric}"].value == pytest.approx((agent_bind + chrono) / 2)
+    assert choice["control/acc_B"].value == 100.0 and choice["overall/acc_B"].value == 50.0

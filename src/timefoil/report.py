@@ -73,7 +73,9 @@ def run_table(run: ScoredRun) -> Table:
                          style="italic") for c in columns])
     for section, metrics in by_section.items():
         first = next(iter(metrics.values()))
-        table.add_row(section, str(first.n), *[_cell(metrics.get(c)) for c in columns])
+        left_out = next((m.extra["excludes"] for m in metrics.values() if m.extra.get("excludes")), None)
+        label = f"{section} (without {left_out})" if left_out else section
+        table.add_row(label, str(first.n), *[_cell(metrics.get(c)) for c in columns])
     return table
 
 

@@ -8,7 +8,7 @@ proficiency ("P+T"); the benchmark declares names and the headline average.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
 from . import metrics as M
@@ -19,8 +19,10 @@ from .stats import MetricValue, proportion
 @dataclass(frozen=True)
 class SummarySpec:
     group_metric: str = "group"  # name of the all-main-items-correct score ("MBA" for TemporalBench)
-    average: str | dict[str, str] | None = None  # metric averaged over tests, or one per protocol
-    average_excludes: tuple[str, ...] = ()  # tests left out of the average (VELOCITI's control)
+    # metric(s) averaged over tests ("average X"), or per protocol
+    average: str | tuple[str, ...] | dict[str, str | tuple[str, ...]] | None = None
+    average_excludes: tuple[str, ...] = ()  # tests left out of averages and of "overall" (VELOCITI's control)
+    facets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "facet:<name>" pools these tests
     rename: dict[str, str] = field(default_factory=dict)  # e.g. {"accuracy": "T"}
     categories: bool = True
 
@@ -118,7 +120,9 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     if not outcomes:
         return []
-    sections: dict[str, list[Outcome]] = {"overall": list(outcomes)}
+    # "overall" pools the tests the paper pools: a control test stays out (and says so)
+    pooled = [o for o in outcomes if o.item["test"] not in spec.average_excludes] or list(outcomes)
+    sections: dict[str, list[Outcome]] = {"overall": pooled}
     tests: dict[str, list[Outcome]] = defaultdict(list)
     subtests: dict[str, list[Outcome]] = defaultdict(list)
     categories: dict[str, list[Outcome]] = defaultdict(list)
@@ -132,20 +136,34 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
         if len(tests) > 1:
             sections[test] = outs
         sections.update(sorted((k, v) for k, v in subtests.items() if k.split("/")[0] == test))
+    for facet, members in spec.facets.items():
+        outs = [o for test in members for o in tests.get(test, [])]
+        if outs and len(tests) > 1:
+            sections[f"facet:{facet}"] = outs
     if spec.categories:
         sections.update(sorted(categories.items()))
+    left_out = sorted({o.item["test"] for o in outcomes} - {o.item["test"] for o in pooled})
     result = []
     grouped = _has_groups(outcomes)
     for section, outs in sections.items():
         for metric in section_metrics(outs, protocol, spec, tie_policy, grouped):
+            if section == "overall" and left_out:
+                metric = replace(metric, extra=dict(metric.extra, excludes=", ".join(left_out)))
             result.append(_named(metric, f"{section}/{metric.name}"))
-    average = spec.average.get(protocol.name) if isinstance(spec.average, dict) else spec.average
-    if average and len(tests) > 1:
-        wanted = spec.rename.get(average, average)
-        parts = [m for m in result for t in tests if t not in spec.average_excludes and m.name == f"{t}/{wanted}"]
-        if parts:
-            result.insert(0, _named(M.mean_of(f"average {wanted}", parts), f"overall/average {wanted}"))
+    if len(tests) > 1:
+        averages = [_named(M.mean_of(f"average {wanted}", parts), f"overall/average {wanted}")
+                    for wanted in averaged_metrics(spec, protocol.name)
+                    if (parts := [m for m in result for t in tests
+                                  if t not in spec.average_excludes and m.name == f"{t}/{wanted}"])]
+        result[:0] = averages
     return result
+
+
+def averaged_metrics(spec: SummarySpec, protocol: str) -> tuple[str, ...]:
+    """The (renamed) metrics the benchmark averages over its tests for ``protocol``."""
+    average = spec.average.get(protocol) if isinstance(spec.average, dict) else spec.average
+    names = (average,) if isinstance(average, str) else tuple(average or ())
+    return tuple(spec.rename.get(name, name) for name in names)
 
 
 def _named(metric: MetricValue, name: str) -> MetricValue:

@@ -84,20 +84,35 @@ def proportion(name: str, outcomes: Sequence[bool], chances: Sequence[float], **
 
 def mean_of(name: str, parts: Sequence[MetricValue], **extra: Any) -> MetricValue:
     """Unweighted mean of independent metrics (e.g. the average over aspects or tests).
-    Normal approximation: each part contributes its own binomial variance."""
+    Each part contributes the variance its own 95% interval implies (Wilson for proportions,
+    so a part at 0 or 100% still has some), and the interval never collapses to a point while
+    a part has width. Proportions are tested one-sided against chance with the binomial
+    variance at chance; differences (bias) two-sided against 0."""
     parts = [p for p in parts if p.value is not None and p.n > 0]
     if not parts:
         return MetricValue(name, None, 0, None, None, None, extra)
     k = len(parts)
     value = sum(p.value for p in parts) / k
-    chance = sum(p.chance for p in parts) / k
-    var = sum((p.value / 100) * (1 - p.value / 100) / p.n for p in parts) / k**2
-    var0 = sum((p.chance / 100) * (1 - p.chance / 100) / p.n for p in parts) / k**2
-    half = 100 * Z95 * math.sqrt(var)
-    p_value = 0.5 * math.erfc(((value - chance) / 100) / math.sqrt(2 * var0)) if var0 > 0 else None
-    return MetricValue(name, value, sum(p.n for p in parts), chance,
-                       (max(0.0, value - half), min(100.0, value + half)), p_value,
-                       {"parts": len(parts), **extra})
+    chance = sum(p.chance or 0.0 for p in parts) / k
+    difference = any(p.extra.get("difference") for p in parts)
+    se = math.sqrt(sum(_standard_error(p) ** 2 for p in parts)) / k
+    low, high = (-100.0, 100.0) if difference else (0.0, 100.0)
+    ci = (max(low, value - Z95 * se), min(high, value + Z95 * se))
+    if difference:
+        p_value = math.erfc(abs(value - chance) / (se * math.sqrt(2))) if se > 0 else None
+    else:
+        var0 = sum((p.chance / 100) * (1 - p.chance / 100) / p.n for p in parts) / k**2
+        p_value = 0.5 * math.erfc(((value - chance) / 100) / math.sqrt(2 * var0)) if var0 > 0 else None
+    return MetricValue(name, value, sum(p.n for p in parts), chance, ci, p_value,
+                       {"parts": len(parts), **({"difference": True} if difference else {}), **extra})
+
+
+def _standard_error(part: MetricValue) -> float:
+    """In percentage points: from the part's 95% interval, else the binomial one."""
+    if part.ci95 is not None:
+        return (part.ci95[1] - part.ci95[0]) / (2 * Z95)
+    share = part.value / 100
+    return 100 * math.sqrt(share * (1 - share) / part.n)
 
 
 def paired_difference(name: str, first: Sequence[bool], second: Sequence[bool], **extra: Any) -> MetricValue:
@@ -111,7 +126,7 @@ def paired_difference(name: str, first: Sequence[bool], second: Sequence[bool], 
     sd = d.std(ddof=1) if n > 1 else 0.0
     half = 100 * Z95 * sd / math.sqrt(n)
     return MetricValue(name, value, n, 0.0, (value - half, value + half),
-                       mcnemar_exact(int((d > 0).sum()), int((d < 0).sum())), extra)
+                       mcnemar_exact(int((d > 0).sum()), int((d < 0).sum())), {"difference": True, **extra})
 
 
 def mcnemar_exact(b: int, c: int) -> float:
