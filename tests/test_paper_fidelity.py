@@ -192,3 +192,50 @@ def test_velociti_averages_every_metric_over_the_tests_without_control(tmp_path)
         assert choice[f"chrono/{metric}"].value == pytest.approx(chrono)
         assert choice[f"overall/average {metric}"].value == pytest.approx((agent_bind + chrono) / 2)
     assert choice["control/acc_B"].value == 100.0 and choice["overall/acc_B"].value == 50.0
+
+
+# -- perplexity for text-only LMs ---------------------------------------------------------------
+CAPTIONS = ["the man opens the door", "a door opens the man slowly", "man the the door", "opens"]
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from timefoil.testing import tiny_gpt2
+
+    return tiny_gpt2(str(tmp_path_factory.mktemp("gpt2")), CAPTIONS + ["Yes No A B"])
+
+
+def test_perplexity_scores_the_caption_alone_and_lower_perplexity_wins(gpt2):
+    import torch
+
+    from timefoil.models import load_model
+    from timefoil.protocols import get_protocol
+    from timefoil.requests import Request
+
+    model = load_model(f"hf:{gpt2}", {"batch_size": "3"})  # no chat template: perplexity by default
+    assert model.score_mode == "perplexity" and model.fingerprint()["score"] == "perplexity"
+    answers = model.answer([Request("similarity", None, c) for c in CAPTIONS], None)
+    net = model.model
+    for caption, answer in zip(CAPTIONS, answers):  # one caption at a time, by hand
+        ids = [model.tokenizer.bos_token_id] + model.tokenizer.encode(caption, add_special_tokens=False)
+        with torch.inference_mode():
+            logprobs = torch.log_softmax(net(torch.tensor([ids])).logits[0, :-1].float(), -1)
+        mean = float(logprobs[torch.arange(len(ids) - 1), torch.tensor(ids[1:])].mean())
+        assert answer.score == pytest.approx(mean, abs=1e-5)
+        assert answer.meta["perplexity"] == pytest.approx(np.exp(-mean), rel=1e-5)
+    # the similarity protocol picks the caption of lowest perplexity
+    from timefoil.items import Item, VideoRef
+
+    item = Item(id="i", group_id="i", benchmark="t", test="t", videos=(VideoRef.file("/none.mp4"),),
+                texts=tuple(CAPTIONS))
+    from timefoil.offline import answer_offline
+
+    outcome = get_protocol("similarity").outcome(answer_offline([item], "similarity", model))
+    best = int(np.argmin([a.meta["perplexity"] for a in answers]))
+    assert outcome.correct() == (best == 0) and int(np.argmax(outcome.scores)) == best
+    # a base LM without a chat template answers Yes/No questions from a plain-text prompt
+    yes_no = model.answer([Request("entailment", None, "Is the door open?", labels=("Yes", "No"))], None)[0]
+    assert yes_no.error is None and yes_no.probs["yes"] > 0 and yes_no.probs["no"] > 0
+    conditional = load_model(f"hf:{gpt2}", {"score": "conditional"})
+    assert conditional.score_mode == "conditional" and "score" not in conditional.fingerprint()

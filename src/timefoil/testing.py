@@ -45,6 +45,22 @@ def tiny_llama(path, texts, seed=0, hidden=32, layers=2):
     return str(path)
 
 
+def tiny_gpt2(path, texts, seed=0, hidden=32, layers=2):
+    """A tiny GPT-2: a base language model whose tokenizer has no chat template."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tokenizer = word_tokenizer(texts)
+    tokenizer.chat_template = None
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=len(tokenizer), n_embd=hidden, n_layer=layers, n_head=4, n_positions=256,
+                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                        pad_token_id=tokenizer.pad_token_id)
+    GPT2LMHeadModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
 def tiny_clip(path, texts, seed=0, kind="clip"):
     """A tiny CLIP (or SigLIP) with a word-level tokenizer and a 32x32 image processor."""
     import torch

@@ -4,7 +4,10 @@ models such as LLaVA-OneVision and Qwen2-VL) and text-only causal LMs (blind bas
 entailment  the first-token distribution after the prompt; p(Yes) and p(No) each sum the
             token variants (case, leading space) that are single tokens; the ids are recorded.
 choice      option-letter probabilities from the same distribution, and the full greedy answer.
-similarity  the mean log-probability of the caption's tokens (length-normalised likelihood).
+similarity  the mean log-probability of the caption's tokens (length-normalised likelihood),
+            after "Describe the video." (``score=conditional``), or the caption alone as plain
+            text (``score=perplexity``: lower perplexity wins; ViLMA's GPT-2/OPT rows; the
+            default for a language model without a chat template).
 generation  greedy decoding with a token budget.
 
 Requests that share a video and a prompt prefix (the captions of one video, both option
@@ -15,6 +18,7 @@ Video inputs come from ``hf_inputs`` (timefoil's own preprocessing unless
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections import OrderedDict
@@ -46,7 +50,8 @@ class HFGenerative(Model):
     def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
-                 preprocess: str = "timefoil", video_as: str = "video", model=None, processor=None):
+                 preprocess: str = "timefoil", video_as: str = "video", score: str = "auto", model=None,
+                 processor=None):
         torch = _torch()
         self.path, self.revision, self.dtype = path, revision, dtype
         self.name = name or f"hf:{path}"
@@ -71,6 +76,10 @@ class HFGenerative(Model):
         if device and not device_map:
             self.model.to(self.device)
         self.multimodal = self.inputs.vision
+        if score not in ("auto", "conditional", "perplexity"):
+            raise ValueError("score must be auto, conditional or perplexity")
+        plain_lm = not self.multimodal and not self.inputs.template
+        self.score_mode = ("perplexity" if plain_lm else "conditional") if score == "auto" else score
         self.prefix_reuse = bool(prefix_reuse)
         self._variants: dict[str, list[int]] = {}
         self.stats = {"forward_tokens": 0, "prefix_hits": 0}
@@ -78,7 +87,8 @@ class HFGenerative(Model):
     def fingerprint(self) -> dict:
         return {"name": "hf", "path": self.path, "revision": self.revision or getattr(
             self.model.config, "_commit_hash", None), "weights": weights_fingerprint(self.path),
-                "dtype": self.dtype, "max_new_tokens": self.max_new_tokens, **self.inputs.fingerprint()}
+                "dtype": self.dtype, "max_new_tokens": self.max_new_tokens, **self.inputs.fingerprint(),
+                **({"score": "perplexity"} if self.score_mode == "perplexity" else {})}
 
     @property
     def notes(self) -> dict:
@@ -117,8 +127,40 @@ class HFGenerative(Model):
 
     # -- answering: one method per request kind ---------------------------------------------
     def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        if self.score_mode == "perplexity":
+            return self._sentence_likelihoods(requests)
         return self._by_video(requests, frames, lambda group: [
             Answer(score=score) for _, score in self._rows(group, frames, caption=True)])
+
+    def _sentence_likelihoods(self, requests: Sequence[Request]) -> list[Answer]:
+        """Each caption alone, as plain text after the start token: the mean log-probability of
+        its tokens (score; higher wins) and its perplexity, exp(-score). No video, no prompt."""
+        torch = _torch()
+        start = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else \
+            self.tokenizer.eos_token_id
+        answers = []
+        with torch.inference_mode():
+            for first in range(0, len(requests), self.batch_size):
+                rows = [[start] + self.tokenizer.encode(r.text, add_special_tokens=False)
+                        for r in requests[first:first + self.batch_size]]
+                width = max(len(row) for row in rows)
+                ids = torch.full((len(rows), width), self.tokenizer.pad_token_id, dtype=torch.long)
+                mask = torch.zeros((len(rows), width), dtype=torch.long)
+                for b, row in enumerate(rows):  # left padded, positions counted from each row's start
+                    ids[b, width - len(row):] = torch.tensor(row)
+                    mask[b, width - len(row):] = 1
+                positions = (mask.cumsum(-1) - 1).clamp(min=0)
+                logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                                    position_ids=positions.to(self.device)).logits.float()
+                scored = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None].to(self.device))[..., 0]
+                self.stats["forward_tokens"] += int(mask.sum())
+                for b, row in enumerate(rows):
+                    if len(row) == 1:
+                        answers.append(Answer(error="empty caption: no tokens to score"))
+                        continue
+                    mean = float(scored[b, width - len(row):].mean())
+                    answers.append(Answer(score=mean, meta={"tokens": len(row) - 1, "perplexity": math.exp(-mean)}))
+        return answers
 
     def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         return self._by_video(requests, frames, lambda group: [

@@ -80,7 +80,10 @@ class InputEncoder:
 
     # -- prompts ---------------------------------------------------------------------------------------
     def prompt(self, instruction: str, system: str | None, n_frames: int | None) -> str:
-        """The chat prompt, ready for the answer; ``n_frames`` None: no video is shown."""
+        """The chat prompt, ready for the answer; ``n_frames`` None: no video is shown. A text
+        model without a chat template (a base LM such as GPT-2) gets the plain text."""
+        if not self.vision and not self.template:
+            return (f"{system}\n\n" if system else "") + instruction + "\n"
         if self.vision:
             visual = ([] if n_frames is None else [{"type": "video"}] if self.video_as == "video"
                       else [{"type": "image"}] * n_frames)
