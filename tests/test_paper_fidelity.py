@@ -239,3 +239,59 @@ def test_perplexity_scores_the_caption_alone_and_lower_perplexity_wins(gpt2):
     assert yes_no.error is None and yes_no.probs["yes"] > 0 and yes_no.probs["no"] > 0
     conditional = load_model(f"hf:{gpt2}", {"score": "conditional"})
     assert conditional.score_mode == "conditional" and "score" not in conditional.fingerprint()
+
+
+# -- VELOCITI's released data ---------------------------------------------------------------
+HUB_ROWS = [{"test_name": "chrono", "video_id": "v_abc_seg_0_10", "event": "Ev1", "pos": "first p", "neg": "first n",
+             "in_subset": True},
+            {"test_name": "agent_bind", "video_id": "v_def_seg_5_15", "event": "Ev2", "pos": "second p",
+             "neg": "second n", "in_subset": False}]
+
+
+@pytest.mark.parametrize("layout", ["parquet", "arrow", "jsonl"])
+def test_velociti_loads_the_hub_release(tmp_path, layout):
+    from timefoil.benchmarks import get_benchmark
+
+    pa = pytest.importorskip("pyarrow")
+    table = pa.Table.from_pylist(HUB_ROWS)
+    if layout == "parquet":  # as the hub repository holds it
+        os.makedirs(tmp_path / "data")
+        parquet = pytest.importorskip("pyarrow.parquet")
+        parquet.write_table(table, str(tmp_path / "data" / "test-00000-of-00001.parquet"))
+    elif layout == "arrow":  # as datasets' save_to_disk writes a split
+        os.makedirs(tmp_path / "test")
+        with pa.OSFile(str(tmp_path / "test" / "data-00000-of-00001.arrow"), "wb") as sink:
+            with pa.ipc.new_stream(sink, table.schema) as writer:
+                writer.write_table(table)
+        (tmp_path / "test" / "state.json").write_text("{}")
+    else:
+        (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in HUB_ROWS))
+    bench = get_benchmark("velociti")
+    items = bench.load(str(tmp_path))
+    assert [(i.test, i.texts) for i in items] == [("chrono", ("first p", "first n")),
+                                                   ("agent_bind", ("second p", "second n"))]
+    assert items[0].videos[0].path == os.path.join(str(tmp_path), "videos", "v_abc_seg_0_10.mp4")
+    assert [i.test for i in bench.load(str(tmp_path), subset="paper")] == ["chrono"]
+
+
+def test_velociti_loads_the_released_subset_csv_with_v1_test_names(tmp_path):
+    import csv
+
+    from timefoil.benchmarks import DataError, get_benchmark
+
+    for name, rows in {"agent_iden": [("he runs", "she runs", "cap1", "v1")],
+                       "sequence": [("a then b", "b then a", "cap2", "v2")],
+                       "action_mod": [("x", "y", "y", "v3")]}.items():
+        with open(tmp_path / f"{name}.csv", "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["cap1", "cap2", "ev", "gt", "video_id"])
+            writer.writerows([(c1, c2, "Ev1", gt, v) for c1, c2, gt, v in rows])
+    items = {i.test: i for i in get_benchmark("velociti").load(str(tmp_path), subset="paper")}
+    assert set(items) == {"agent_random", "chrono", "action_manner"}
+    assert items["agent_random"].texts == ("he runs", "she runs")  # gt cap1: the first is true
+    assert items["chrono"].texts == ("b then a", "a then b")  # gt cap2
+    assert items["action_manner"].texts == ("y", "x")  # gt given as the caption's text
+    with open(tmp_path / "agent_bind.csv", "w") as handle:
+        handle.write("cap1,cap2,ev,gt,video_id\na,b,Ev1,neither,v9\n")
+    with pytest.raises(DataError, match=r"agent_bind.csv: row 1: gt 'neither' names neither caption"):
+        get_benchmark("velociti").load(str(tmp_path))

@@ -10,7 +10,8 @@ from ..items import Item
 from ..protocols import Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
-from .base import Benchmark, DataError, find_file, need, read_json, read_jsonl, resolve_video
+from .base import Benchmark, DataError, find_file, need, resolve_video
+from .tables import read_rows, table_files
 
 TESTS = ("control", "agent_random", "agent_bind", "coref", "action_adv", "action_manner", "action_bind", "chrono")
 PREAMBLE = ("Carefully watch the video and pay attention to the sequence of events, the details and actions of "
@@ -32,11 +33,42 @@ COT_CHOICE = ("Captions:\nA) {c1}\nB) {c2}\nWhich caption describes the clip? Co
               "or <answer>B</answer>.")
 
 
-def _records(path: str) -> list[dict]:
-    data = read_jsonl(path) if path.endswith(".jsonl") else read_json(path)
-    if isinstance(data, dict):
-        data = data.get("test") or data.get("data") or list(data.values())
-    return data
+# The released 150-per-test subset uses the first version's test names.
+V1_TESTS = {"agent_iden": "agent_random", "action_mod": "action_manner", "sequence": "chrono"}
+NAMED = ("velociti.jsonl", "velociti.json", "test.jsonl", "test.json")
+
+
+def _release(data_dir: str) -> tuple[str, list[tuple[str, int, dict]]]:
+    """(file, row number, record) in the hub layout (test_name, video_id, event, pos, neg,
+    in_subset), from velociti.json(l), or the table files `datasets` saves (parquet, arrow),
+    or the subset's CSV files (cap1, cap2, ev, gt, video_id; the file names the test), and the
+    folder that holds videos/ (beside a named file; the dataset folder for tables)."""
+    try:
+        files = [find_file(data_dir, NAMED, "VELOCITI file")]
+        root = os.path.dirname(files[0])
+    except DataError:
+        files, root = table_files(data_dir, split="test"), data_dir
+    if not files:
+        raise DataError(f"{data_dir}: no VELOCITI file found (looked for {', '.join(NAMED)}, the hub's parquet or "
+                        "arrow files, or the subset's CSV files)")
+    rows = []
+    for path in files:
+        for n, record in enumerate(read_rows(path), 1):
+            rows.append((path, n, _from_csv(record, path, n) if path.endswith(".csv") else record))
+    return root, rows
+
+
+def _from_csv(record: dict, path: str, n: int) -> dict:
+    """A subset CSV row in the hub layout: gt names the true caption (cap1 / cap2, 1 / 2, or its text)."""
+    where = f"{path}: row {n}"
+    cap1, cap2, gt = need(record, "cap1", where), need(record, "cap2", where), str(need(record, "gt", where))
+    first = gt.strip().lower() in ("cap1", "1", "a", "0") or gt == cap1
+    if not first and gt.strip().lower() not in ("cap2", "2", "b") and gt != cap2:
+        raise DataError(f"{where}: gt {gt!r} names neither caption")
+    name = os.path.splitext(os.path.basename(path))[0]
+    test = V1_TESTS.get(record.get("test_name") or name, record.get("test_name") or name)
+    return {"test_name": test, "video_id": need(record, "video_id", where), "event": record.get("ev"),
+            "pos": cap1 if first else cap2, "neg": cap2 if first else cap1, "in_subset": True}
 
 
 def _id_list(path: str) -> set[str]:
@@ -54,23 +86,33 @@ def _youtube(video_id: str) -> dict | None:
 
 
 def load(data_dir: str, subset: str | None = None) -> list[Item]:
-    """``subset``: a file of item ids (JSON list or one per line), e.g. the 150-per-test subset."""
-    path = find_file(data_dir, ("velociti.jsonl", "velociti.json", "test.jsonl", "test.json"), "VELOCITI file")
-    root, counter, items = os.path.dirname(path), Counter(), []
-    for n, record in enumerate(_records(path), 1):
+    """``subset``: "paper" (the released 150-per-test subset: the hub's in_subset column) or a
+    file of item ids (JSON list or one per line). Videos: videos/<video_id>.mp4."""
+    counter, items = Counter(), []
+    in_subset: set[str] = set()
+    root, rows = _release(data_dir)
+    for path, n, record in rows:
         where = f"{path}: record {n}"
         test = need(record, ("test_name", "test"), where)
+        test = V1_TESTS.get(test, test)
         if test not in TESTS:
             raise DataError(f"{where}: unknown test_name {test!r} (expected one of {', '.join(TESTS)})")
         counter[test] += 1
         video_id = need(record, "video_id", where)
         item_id = str(record.get("id") or record.get("idx") or f"{test}-{counter[test]:05d}")
+        if record.get("in_subset") in (True, 1, "true", "True", "1"):
+            in_subset.add(item_id)
         items.append(Item(id=item_id, group_id=item_id, benchmark="velociti", test=test,
                           videos=(resolve_video(root, f"videos/{video_id}.mp4", where),),
                           texts=(need(record, "pos", where), need(record, "neg", where)),
                           metadata={"video_id": video_id, "event": record.get("event"),
                                     "youtube": _youtube(video_id)}))
-    if subset:
+    if subset == "paper":
+        if not in_subset:
+            raise DataError(f"{data_dir}: no record is marked in_subset: the hub release or the subset's CSV files "
+                            "are needed for subset=paper")
+        items = [item for item in items if item.id in in_subset]
+    elif subset:
         wanted = _id_list(subset)
         unknown = wanted - {item.id for item in items}
         if unknown:
