@@ -295,3 +295,45 @@ def test_velociti_loads_the_released_subset_csv_with_v1_test_names(tmp_path):
         handle.write("cap1,cap2,ev,gt,video_id\na,b,Ev1,neither,v9\n")
     with pytest.raises(DataError, match=r"agent_bind.csv: row 1: gt 'neither' names neither caption"):
         get_benchmark("velociti").load(str(tmp_path))
+
+
+# -- breakdowns -------------------------------------------------------------------------------
+def test_temporalbench_multichoice_has_its_own_name_chance_and_categories(tmp_path):
+    from timefoil.benchmarks import get_benchmark
+    from timefoil.offline import answer_offline
+    from timefoil.scoring import score_records
+
+    v1, v2 = "short_video/COIN/a.mp4", "short_video/COIN/b.mp4"
+    records = [tb.tb_question(f"{v1}_{k}", v1, ("order", "count", "order")[k], "true", f"neg{k}", "A")
+               for k in range(3)]
+    records += [tb.tb_question(f"{v2}_{k}", v2, "speed", "real", f"other{k}", "B") for k in range(2)]
+    (tmp_path / "temporalbench_short_qa.json").write_text(json.dumps(records))
+    bench = get_benchmark("temporalbench")
+    items = bench.load(str(tmp_path), format="multichoice")
+    assert [i.n_options for i in items] == [4, 3]
+    assert items[0].categories == ("COIN", "order", "count") and items[1].categories == ("COIN", "speed")
+    answered = answer_offline(items, "choice", tb._AlwaysA(), order_policy="balanced")
+    report = score_records(answered, benchmark="temporalbench", model="a", protocol="choice", spec=bench.summary)
+    right = [r["request"]["position"] == 0 for r in answered]  # "A" is right where the truth is shown first
+    mc = report.get("overall/MC accuracy")
+    assert mc.value == pytest.approx(100 * sum(right) / 2) and mc.chance == pytest.approx(100 * (1 / 4 + 1 / 3) / 2)
+    assert "overall/BA" not in {m.name for m in report.metrics}
+    assert report.get("category:count/MC accuracy").n == 1
+
+
+@tb.needs_shared
+def test_vilma_breaks_down_by_count_class_and_source():
+    from timefoil.benchmarks import get_benchmark
+
+    report = tb.score_by_length("vilma", get_benchmark("vilma").load(tb.VILMA))
+    counts, sources = Counter(), Counter()
+    for key, records in tb.vilma_members().items():
+        for r in records:
+            sources[r["dataset"]] += 1
+            if key.startswith("counting"):
+                counts[r["class"]] += 1
+    assert counts and len(sources) > 1
+    for count, n in counts.items():
+        assert report.get(f"category:count={count}/T").n == n
+    for source, n in sources.items():
+        assert report.get(f"category:source={source}/T").n == n

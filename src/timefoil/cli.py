@@ -140,7 +140,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--variant", help="a prompt variant of the benchmark (e.g. cot, closed)")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="answer budget (default: the variant's; cot 1024)")
 @click.option("--bench-arg", multiple=True, help="loader option key=value, e.g. subset=long_qa")
-@click.option("--limit", type=int, help="only the first N groups")
+@click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
 @click.option("--seed", type=int, help="option order and frame ablations (default 0)")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="run directory (resumes if present)")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="frame and response cache (TIMEFOIL_CACHE)")

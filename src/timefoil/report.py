@@ -45,7 +45,9 @@ def split_name(name: str) -> tuple[str, str]:
 def _cell(metric: MetricValue | None) -> Text:
     if metric is None or metric.value is None:
         return Text("–", style="dim")
-    text = Text(f"{metric.value:.1f}", style="bold" if metric.significant else "")
+    text = Text(f"{metric.value:.1f}", style="bold" if metric.significant else "red" if metric.below_chance else "")
+    if metric.below_chance:
+        text.append("▼", style="red")
     if metric.ci95:
         text.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
     if metric.extra.get("warning"):
@@ -107,8 +109,8 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
     for group in same_kind.values():
         if len(group) > 1:
             console.print(comparison_table(group))
-    console.print("bold: above chance (one-sided p < 0.05) · ±: half-width of the 95% CI · "
-                  "!: joined videos with fewer than 3 frames", style="dim")
+    console.print("bold: above chance (one-sided p < 0.05) · ▼: below chance (p < 0.05) · "
+                  "±: half-width of the 95% CI · !: joined videos with fewer than 3 frames", style="dim")
 
 
 def comparison_table(runs: list[ScoredRun]) -> Table:

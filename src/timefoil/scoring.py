@@ -24,6 +24,7 @@ class SummarySpec:
     average_excludes: tuple[str, ...] = ()  # tests left out of averages and of "overall" (VELOCITI's control)
     facets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "facet:<name>" pools these tests
     rename: dict[str, str] = field(default_factory=dict)  # e.g. {"accuracy": "T"}
+    multichoice_rename: dict[str, str] | None = None  # used instead where every item has 3+ options
     categories: bool = True
 
 
@@ -105,12 +106,15 @@ def section_metrics(outcomes: Sequence[Outcome], protocol: Protocol, spec: Summa
     failures = sum(o.parse_failures for o in outcomes)
     errors = sum(bool(o.errors) or bool(o.unanswered) for o in outcomes)
     flagged = any(o.degenerate for o in outcomes)
+    rename = spec.rename
+    if spec.multichoice_rename is not None and all(o.n_options > 2 for o in outcomes):
+        rename = spec.multichoice_rename
     out = []
     for metric in result:
         extra = dict(metric.extra, parse_failures=failures, errors=errors)
         if flagged:
             extra["warning"] = "joined videos sampled with fewer than 3 frames: video scores are meaningless"
-        out.append(MetricValue(spec.rename.get(metric.name, metric.name), metric.value, metric.n,
+        out.append(MetricValue(rename.get(metric.name, metric.name), metric.value, metric.n,
                                metric.chance, metric.ci95, metric.p_value, extra))
     return out
 

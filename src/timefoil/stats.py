@@ -29,6 +29,14 @@ class MetricValue:
         return bool(self.p_value is not None and self.p_value < 0.05 and self.value is not None
                     and (self.chance is None or self.value > self.chance))
 
+    @property
+    def below_chance(self) -> bool:
+        """Significantly below chance (one-sided lower tail p < 0.05): a model that prefers the
+        wrong option, as the Vinoground paper marks."""
+        p_below = self.extra.get("p_below")
+        return bool(p_below is not None and p_below < 0.05 and self.value is not None and self.chance is not None
+                    and self.value < self.chance)
+
     def to_json(self) -> dict[str, Any]:
         data = {"name": self.name, "value": _round(self.value), "n": self.n, "chance": _round(self.chance),
                 "ci95": [_round(x) for x in self.ci95] if self.ci95 else None,
@@ -62,14 +70,23 @@ def _binomial_pmf(n: int, p: float) -> np.ndarray:
     return np.exp(logs)
 
 
-def upper_tail(successes: int, chances: Sequence[float]) -> float:
-    """P(X >= successes) where X is a sum of independent Bernoulli(chance_i) (exact).
-
-    Items with the same chance form a binomial; the distinct binomials are convolved."""
+def _successes_pmf(chances: Sequence[float]) -> np.ndarray:
+    """The distribution of X, a sum of independent Bernoulli(chance_i) (exact): items with the
+    same chance form a binomial; the distinct binomials are convolved."""
     pmf = np.array([1.0])
     for p, count in Counter(round(c, 12) for c in chances).items():
         pmf = np.convolve(pmf, _binomial_pmf(count, p))
-    return float(min(1.0, max(0.0, pmf[successes:].sum())))
+    return pmf
+
+
+def upper_tail(successes: int, chances: Sequence[float]) -> float:
+    """P(X >= successes)."""
+    return float(min(1.0, max(0.0, _successes_pmf(chances)[successes:].sum())))
+
+
+def lower_tail(successes: int, chances: Sequence[float]) -> float:
+    """P(X <= successes): how surprising a result this far BELOW chance is."""
+    return float(min(1.0, max(0.0, _successes_pmf(chances)[:successes + 1].sum())))
 
 
 def proportion(name: str, outcomes: Sequence[bool], chances: Sequence[float], **extra: Any) -> MetricValue:
@@ -79,7 +96,8 @@ def proportion(name: str, outcomes: Sequence[bool], chances: Sequence[float], **
         return MetricValue(name, None, 0, None, None, None, extra)
     k = int(sum(bool(x) for x in outcomes))
     chance = 100 * float(np.mean(chances))
-    return MetricValue(name, 100 * k / n, n, chance, wilson(k, n), upper_tail(k, chances), extra)
+    return MetricValue(name, 100 * k / n, n, chance, wilson(k, n), upper_tail(k, chances),
+                       {"p_below": lower_tail(k, chances), **extra})
 
 
 def mean_of(name: str, parts: Sequence[MetricValue], **extra: Any) -> MetricValue:

@@ -69,6 +69,17 @@ def member(record: dict, where: str) -> bool:
     return need(mturk, "caption", where + ": mturk") >= 2 and need(human, "caption", where) == 1
 
 
+def breakdown(record: dict, test: str) -> tuple[str, ...]:
+    """What the paper breaks results down by: the source dataset, the class (the true count,
+    for counting) and the foils' classes."""
+    out = [f"source={record['dataset']}"] if record.get("dataset") else []
+    if record.get("class") is not None:
+        out.append(f"{'count' if test == 'counting' else 'class'}={record['class']}")
+    foils = record.get("classes_foil")
+    out += [f"foil={c}" for c in (foils if isinstance(foils, list) else [foils] if foils is not None else [])]
+    return tuple(out)
+
+
 def load_file(path: str, root: str) -> list[Item]:
     data = read_json(path)
     test, subtest = _test_of(os.path.basename(path))
@@ -81,7 +92,7 @@ def load_file(path: str, root: str) -> list[Item]:
             continue
         group = f"{stem}:{key}"
         common = dict(group_id=group, benchmark="vilma", test=test, subtest=subtest,
-                      videos=(_video(root, record, where),))
+                      videos=(_video(root, record, where),), categories=breakdown(record, test))
         proficiency = need(record, "proficiency", where)
         items.append(Item(id=group, texts=(need(record, "caption", where), *need(record, "foils", where)),
                           metadata={"dataset": record.get("dataset"), "youtube": _youtube(record)},
@@ -95,17 +106,18 @@ def load_file(path: str, root: str) -> list[Item]:
 def load(data_dir: str) -> list[Item]:
     if os.path.isfile(data_dir):  # one file, named explicitly
         return load_file(data_dir, os.path.dirname(data_dir))
-    present = [name for name in FILES if os.path.exists(os.path.join(data_dir, name))]
-    if not present:
-        raise DataError(f"{data_dir}: none of the ViLMA files found ({', '.join(FILES)})")
-    return [item for name in present for item in load_file(os.path.join(data_dir, name), data_dir)]
+    for folder in (data_dir, os.path.join(data_dir, "data")):  # like the other loaders, DIR or DIR/data
+        present = [name for name in FILES if os.path.exists(os.path.join(folder, name))]
+        if present:
+            return [item for name in present for item in load_file(os.path.join(folder, name), data_dir)]
+    raise DataError(f"{data_dir}: none of the ViLMA files found ({', '.join(FILES)})")
 
 
 BENCHMARK = Benchmark(
     name="vilma",
     description="ViLMA: counting, situation awareness, change of state, rare actions, spatial relations (P, T, P+T)",
     load=load,
-    summary=SummarySpec(average="P+T", rename={"accuracy": "T"}, categories=False),
+    summary=SummarySpec(average="P+T", rename={"accuracy": "T"}),
     table={"similarity": ("P", "T", "P+T"), "choice": ("P", "T", "P+T"), "entailment": ("P", "StrictVLE", "P+T")},
     reference="Table 2 P+T avg: Video-LLaMA 57.3, BLIP-2 57.5, InternVideo 54.2, CLIP 52.9, GPT-2 26.2, "
               "OPT 30.6, random 23.8",

@@ -43,7 +43,7 @@ def _cell(metric: MetricValue | None, run_dir: str, column: str) -> str:
     half = f'<span class="ci">±{(ci[1] - ci[0]) / 2:.1f}</span>' if ci else ""
     warn = (' <span class="warn" title="joined videos sampled with fewer than 3 frames">!</span>'
             if metric.extra.get("warning") else "")
-    cls = "sig" if metric.significant else ""
+    cls = "sig" if metric.significant else "below" if metric.below_chance else ""
     return (f'<td data-metric="{escape(column)}" class="{cls}" title="{escape(detail)}">'
             f'<span class="v">{metric.value:.1f}</span>{half}{warn}</td>')
 
