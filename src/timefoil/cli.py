@@ -198,6 +198,8 @@ def inspect(benchmark, data_dir, protocol, bench_arg, as_json):
     for key, count in data["counts"].items():
         click.echo(f"  {key:45s} {count:6d}")
     click.echo(f"chance ({data['protocol']}): " + ", ".join(f"{k} {v:.2f}" for k, v in data["chance"].items()))
+    if data["missing_tests"]:
+        click.echo(f"missing or empty: {', '.join(data['missing_tests'])} (averages cover the other tests and say so)")
 
 
 @main.command()

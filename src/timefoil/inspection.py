@@ -28,5 +28,6 @@ def inspect_benchmark(name: str, data_dir: str, protocol: str | None = None, **o
     report = score_records(records, benchmark=name, model="structure", protocol=protocol, spec=bench.summary)
     chance = {m.name.removeprefix("overall/"): round(m.chance, 4) for m in report.metrics
               if m.name.startswith("overall/") and m.chance is not None}
+    missing = [t for t in bench.summary.tests if t not in {item.test for item in items}]
     return {"benchmark": name, "unit": bench.unit, "protocol": protocol, "total": total,
-            "counts": dict(sorted(counts.items())), "chance": chance}
+            "counts": dict(sorted(counts.items())), "chance": chance, "missing_tests": missing}

@@ -23,6 +23,7 @@ class SummarySpec:
     average: str | tuple[str, ...] | dict[str, str | tuple[str, ...]] | None = None
     average_excludes: tuple[str, ...] = ()  # tests left out of averages and of "overall" (VELOCITI's control)
     facets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "facet:<name>" pools these tests
+    tests: tuple[str, ...] = ()  # every test of the paper: an average over fewer says so in its name
     rename: dict[str, str] = field(default_factory=dict)  # e.g. {"accuracy": "T"}
     multichoice_rename: dict[str, str] | None = None  # used instead where every item has 3+ options
     categories: bool = True
@@ -155,12 +156,20 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
                 metric = replace(metric, extra=dict(metric.extra, excludes=", ".join(left_out)))
             result.append(_named(metric, f"{section}/{metric.name}"))
     if len(tests) > 1:
-        averages = [_named(M.mean_of(f"average {wanted}", parts), f"overall/average {wanted}")
-                    for wanted in averaged_metrics(spec, protocol.name)
-                    if (parts := [m for m in result for t in tests
-                                  if t not in spec.average_excludes and m.name == f"{t}/{wanted}"])]
+        averages = []
+        for wanted in averaged_metrics(spec, protocol.name):
+            parts = [m for m in result for t in tests if t not in spec.average_excludes and m.name == f"{t}/{wanted}"]
+            if parts:
+                name = f"average {wanted}{_coverage(spec, len(parts))}"
+                averages.append(_named(M.mean_of(name, parts), f"overall/{name}"))
         result[:0] = averages
     return result
+
+
+def _coverage(spec: SummarySpec, parts: int) -> str:
+    """" (k of N tests)" when an average covers fewer tests than the paper's."""
+    expected = len([t for t in spec.tests if t not in spec.average_excludes])
+    return f" ({parts} of {expected} tests)" if parts < expected else ""
 
 
 def averaged_metrics(spec: SummarySpec, protocol: str) -> tuple[str, ...]:

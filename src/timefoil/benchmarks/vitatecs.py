@@ -40,7 +40,7 @@ BENCHMARK = Benchmark(
         choice="Which of the following best describes the content of the video: (A) {d1} (B) {d2} Respond with "
                "a single letter (A or B)."),
     order_policy="both",  # the generative protocol asks both option orders
-    summary=SummarySpec(average="accuracy", categories=False),
+    summary=SummarySpec(tests=tuple(a.lower() for a in ASPECTS), average="accuracy", categories=False),
     table={"similarity": ("accuracy",), "choice": ("accuracy", "A∧B"), "entailment": ("ClassicVLE",)},
     reference="Table 3 Avg. (similarity): X-CLIP 65.2, CLIP4Clip 65.3, BLIP-large 64.1, human 94.3",
     obtain="annotation files: the VITATECS repository's data/<Aspect>.jsonl; videos: MSR-VTT and VATEX test sets "
