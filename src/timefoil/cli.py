@@ -181,6 +181,38 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
 
 @main.command()
 @click.argument("benchmark")
+@click.option("--model", "model_spec", required=True)
+@click.option("--model-arg", multiple=True, help="adapter option key=value (repeatable)")
+@click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
+@click.option("--protocol", type=_ProtocolChoice())
+@click.option("--frames", help="also a frames sweep, e.g. 1,2,4,8,16,32")
+@click.option("--bench-arg", multiple=True, help="loader option key=value")
+@click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="one run directory per condition")
+@click.option("--cache-dir", type=click.Path(file_okay=False))
+@click.option("--threads", type=click.IntRange(min=1))
+@_guard
+def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_arg, limit, out, cache_dir, threads):
+    """The papers' temporal-sensitivity runs as one table: full, shuffled, reversed, one frame,
+    no video (and a frames sweep), each paired with the full run on the same items."""
+    from .ablation import ablate as run_ablation
+    from .ablation import ablation_table, dependence_lines
+    from .report import make_console
+
+    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol, limit=limit,
+                       model_args=_key_values(model_arg, "--model-arg"),
+                       benchmark_args=_key_values(bench_arg, "--bench-arg"))
+    result = run_ablation(config, out, frames=tuple(_frames_list(frames)), cache_dir=cache_dir, threads=threads,
+                          progress=sys.stderr.isatty())
+    console = make_console()
+    console.print(ablation_table(result))
+    for line in dependence_lines(result):
+        click.echo(line)
+    click.echo(f"runs in {out}/ (timefoil report {out}/* --html ablation.html draws them)")
+
+
+@main.command()
+@click.argument("benchmark")
 @click.option("--data", "data_dir", required=True, type=click.Path(exists=True), help="the benchmark's files")
 @click.option("--protocol", type=_ProtocolChoice(), help="whose chance levels to show")
 @click.option("--bench-arg", multiple=True, help="loader option key=value")

@@ -42,7 +42,7 @@ def split_name(name: str) -> tuple[str, str]:
     return section, metric
 
 
-def _cell(metric: MetricValue | None) -> Text:
+def metric_cell(metric: MetricValue | None) -> Text:
     if metric is None or metric.value is None:
         return Text("–", style="dim")
     text = Text(f"{metric.value:.1f}", style="bold" if metric.significant else "red" if metric.below_chance else "")
@@ -77,7 +77,7 @@ def run_table(run: ScoredRun) -> Table:
         first = next(iter(metrics.values()))
         left_out = next((m.extra["excludes"] for m in metrics.values() if m.extra.get("excludes")), None)
         label = f"{section} (without {left_out})" if left_out else section
-        table.add_row(label, str(first.n), *[_cell(metrics.get(c)) for c in columns])
+        table.add_row(label, str(first.n), *[metric_cell(metrics.get(c)) for c in columns])
     return table
 
 
@@ -129,5 +129,5 @@ def comparison_table(runs: list[ScoredRun]) -> Table:
     for run in runs:
         overall = {split_name(m.name)[1]: m for m in run.report.metrics if split_name(m.name)[0] == "overall"}
         table.add_row(run.label,
-                      *[_cell(overall.get(c)) for c in columns])
+                      *[metric_cell(overall.get(c)) for c in columns])
     return table
