@@ -374,3 +374,33 @@ def test_ablate_an_order_blind_model_loses_nothing_to_shuffling(tmp_path):
     assert "depends on frame order: full - shuffled = +0.0 points" in result.output
     assert sorted(os.listdir(tmp_path / "ab")) == ["2-frames", "blind", "full", "reversed", "shuffled",
                                                    "single-frame"]
+
+
+# -- reference rows -----------------------------------------------------------------------------
+def test_the_papers_rows_are_quoted_under_a_runs_tables(vinoground, tmp_path):
+    import csv
+
+    from click.testing import CliRunner
+
+    from timefoil.cli import main
+
+    cli, out = CliRunner(), str(tmp_path / "run")
+    result = cli.invoke(main, ["run", "vinoground", "--model", "random", "--data", vinoground, "--frames", "5",
+                               "--out", out, "--cache-dir", str(tmp_path / "c"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    quoted = next(line for line in result.output.splitlines() if "paper · GPT-4o (32 frames)" in line)
+    assert ["54.0", "38.2", "24.6"] == [c for c in re.findall(r"\d+\.\d", quoted)]
+    assert "VideoCLIP" not in result.output  # a similarity row, and this run asked choice questions
+    paths = {k: str(tmp_path / f"t.{k}") for k in ("csv", "tex", "html", "json")}
+    result = cli.invoke(main, ["report", out, "--csv", paths["csv"], "--latex", paths["tex"], "--html",
+                               paths["html"], "--json", paths["json"], "--no-thumbnails"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(open(paths["csv"])))
+    header = next(r for r in rows if r and r[0] == "run")
+    human = next(r for r in rows if r and r[0] == "human (quoted from the paper, Table 2)")
+    assert human[header.index("overall/group")] == "90.0" and human[header.index("overall/text")] == "93.4"
+    assert r"\textit{human (paper, Table 2)}" in open(paths["tex"]).read()
+    assert 'class="quoted"' in open(paths["html"]).read()
+    tables = json.load(open(paths["json"]))
+    assert {"label": "human", "source": "Table 2", "values": {"overall/text": 93.4, "overall/video": 94.0,
+                                                              "overall/group": 90.0}} in tables[0]["quoted_from_paper"]

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .benchmarks import get_benchmark
 from .runner import load_run, score_run
 from .scoring import ScoreReport
 from .stats import MetricValue
@@ -78,7 +79,20 @@ def run_table(run: ScoredRun) -> Table:
         left_out = next((m.extra["excludes"] for m in metrics.values() if m.extra.get("excludes")), None)
         label = f"{section} (without {left_out})" if left_out else section
         table.add_row(label, str(first.n), *[metric_cell(metrics.get(c)) for c in columns])
+    for row in quoted_rows(report.benchmark, report.protocol, [f"overall/{c}" for c in columns]):
+        table.add_row(Text(f"paper · {row.label}", style="italic cyan"), "",
+                      *[Text(f"{row.values[f'overall/{c}']:.1f}" if f"overall/{c}" in row.values else "",
+                             style="italic cyan") for c in columns])
     return table
+
+
+def quoted_rows(benchmark: str, protocol: str, names: list[str]):
+    """The paper's rows for this benchmark and protocol that have a number in one of ``names``."""
+    try:
+        declared = get_benchmark(benchmark)
+    except ValueError:
+        return []
+    return [row for row in declared.quoted if row.protocol == protocol and set(row.values) & set(names)]
 
 
 def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
@@ -110,7 +124,8 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
         if len(group) > 1:
             console.print(comparison_table(group))
     console.print("bold: above chance (one-sided p < 0.05) · ▼: below chance (p < 0.05) · "
-                  "±: half-width of the 95% CI · !: joined videos with fewer than 3 frames", style="dim")
+                  "±: half-width of the 95% CI · !: joined videos with fewer than 3 frames · "
+                  "paper ·: quoted from the paper, not run here", style="dim")
 
 
 def comparison_table(runs: list[ScoredRun]) -> Table:

@@ -17,6 +17,26 @@ class DataError(ValueError):
 
 
 @dataclass(frozen=True)
+class PaperRow:
+    """A row quoted from the paper: whose, asked how, where, and its numbers by the metric
+    names timefoil reports ("overall/group", "overall/average StrictVLE")."""
+
+    label: str
+    protocol: str
+    source: str
+    values: dict[str, float]
+
+    def describe(self) -> str:
+        return f"{self.label} " + ", ".join(f"{k.removeprefix('overall/')} {v}" for k, v in self.values.items())
+
+
+def paper_rows(protocol: str, source: str, metrics: tuple[str, ...], rows: dict[str, tuple[float, ...]]
+               ) -> tuple[PaperRow, ...]:
+    """Rows of one quoted table: each label's numbers in the order of ``metrics``."""
+    return tuple(PaperRow(label, protocol, source, dict(zip(metrics, values))) for label, values in rows.items())
+
+
+@dataclass(frozen=True)
 class Benchmark:
     """A benchmark's declaration. ``load(data_dir, **options)`` reads the published files;
     ``variants`` are alternative prompt sets (chain of thought, closed-model suffixes)."""
@@ -33,9 +53,20 @@ class Benchmark:
     summary: SummarySpec = field(default_factory=SummarySpec)
     unit: str = "groups"  # what `inspect` counts: "groups" or "items" (main items)
     table: dict[str, tuple[str, ...]] = field(default_factory=dict)  # protocol -> metrics of the paper table
-    reference: str = ""  # the paper's numbers, shown by `timefoil list`
+    quoted: tuple[PaperRow, ...] = ()  # the paper's published rows, shown under a run's tables
+    reference: str = ""  # what to expect where there is no paper (the synthetic suite)
     hub_dataset: str | None = None  # the Hugging Face dataset repository `prepare` downloads
     obtain: str = ""  # where the files come from when `prepare` cannot download them
+
+    @property
+    def paper_numbers(self) -> str:
+        """The quoted rows in one line (`timefoil list`)."""
+        if not self.quoted:
+            return self.reference
+        by_table: dict[tuple[str, str], list[str]] = {}
+        for row in self.quoted:
+            by_table.setdefault((row.source, row.protocol), []).append(row.describe())
+        return "; ".join(f"{source} ({protocol}): {', '.join(rows)}" for (source, protocol), rows in by_table.items())
 
     def prompts_for(self, variant: str | None) -> Prompts:
         if not variant:

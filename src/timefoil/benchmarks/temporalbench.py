@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 from ..items import Item
 from ..scoring import SummarySpec
-from .base import Benchmark, DataError, find_file, need, read_json, read_jsonl, resolve_video
+from .base import Benchmark, paper_rows, DataError, find_file, need, read_json, read_jsonl, resolve_video
 
 SUBSETS = {"short_qa": "temporalbench_short_qa.json", "long_qa": "temporalbench_long_qa.json",
            "caption": "temporalbench_short_caption.json"}
@@ -111,6 +111,8 @@ BENCHMARK = Benchmark(
     table={"choice": ("BA", "MBA"), "similarity": ("BA", "MBA"), "entailment": ("StrictVLE", "MBA"),
            "generation": ("BLEU-4", "ROUGE-L", "CIDEr", "embedding similarity")},
     unit="items",
-    reference="GPT-4o MBA 38.5 (multi-choice 75.7); human MBA 67.9; LLaVA-OV-7B 1 frame BA 53.30, MBA 13.31",
+    quoted=paper_rows("choice", "paper", ("overall/MBA",), {"GPT-4o": (38.5,), "human": (67.9,)})
+    + paper_rows("choice", "paper", ("overall/MC accuracy",), {"GPT-4o": (75.7,)})
+    + paper_rows("choice", "paper", ("overall/BA", "overall/MBA"), {"LLaVA-OneVision-7B, 1 frame": (53.30, 13.31)}),
     hub_dataset="microsoft/TemporalBench",
 )

@@ -6,7 +6,7 @@ import re
 
 from ..items import Item
 from ..scoring import SummarySpec
-from .base import Benchmark, DataError, need, read_json, resolve_video
+from .base import Benchmark, paper_rows, DataError, need, read_json, resolve_video
 
 # file -> (test, subtest). Only these files make the benchmark; others in the folder are ignored.
 FILES = {
@@ -120,8 +120,9 @@ BENCHMARK = Benchmark(
     load=load,
     summary=SummarySpec(tests=TESTS, average="P+T", rename={"accuracy": "T"}),
     table={"similarity": ("P", "T", "P+T"), "choice": ("P", "T", "P+T"), "entailment": ("P", "StrictVLE", "P+T")},
-    reference="Table 2 P+T avg: Video-LLaMA 57.3, BLIP-2 57.5, InternVideo 54.2, CLIP 52.9, GPT-2 26.2, "
-              "OPT 30.6, random 23.8",
+    quoted=paper_rows("similarity", "Table 2", ("overall/average P+T",), {
+        "Video-LLaMA": (57.3,), "BLIP-2": (57.5,), "InternVideo": (54.2,), "CLIP": (52.9,),
+        "GPT-2 (text only)": (26.2,), "OPT (text only)": (30.6,), "random": (23.8,)}),
     obtain="annotation files: the ViLMA repository's data/*.json; videos under videos/ (QUVA, Something-Something "
            "v2, STAR, VidSitu by file name; YouTube clips with --youtube)",
 )

@@ -60,6 +60,11 @@ def table_html(table: PaperTable) -> str:
     for run, metrics in table.rows:
         cells = "".join(_cell(metrics.get("/".join(c)), run.run_dir, "/".join(c)) for c in table.columns)
         rows.append(f'<tr data-run="{escape(run.run_dir)}"><th>{escape(run.label)}</th>{cells}</tr>')
+    for row in table.quoted:
+        cells = "".join(f'<td data-metric="{escape("/".join(c))}">{table.quoted_value(row, c)}</td>'
+                        for c in table.columns)
+        rows.append(f'<tr class="quoted" title="quoted from the paper ({escape(row.source)}), not run here">'
+                    f'<th>{escape(row.label)} <span class="paper">paper</span></th>{cells}</tr>')
     counts = "".join(f"<li>{escape(run.label)}: {run.report.items} items, {run.report.errors} with errors, "
                      f"{run.report.parse_failures} parse failures, {run.report.ties} ties</li>"
                      for run, _ in table.rows)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import json
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..benchmarks import BENCHMARKS
-from ..report import ScoredRun, split_name
+from ..report import ScoredRun, quoted_rows, split_name
 from ..stats import MetricValue
 
 
@@ -18,6 +18,11 @@ class PaperTable:
     protocol: str
     columns: list[tuple[str, str]]  # (section, metric)
     rows: list[tuple[ScoredRun, dict[str, MetricValue]]]
+    quoted: list = field(default_factory=list)  # PaperRow: numbers quoted from the paper, not run here
+
+    def quoted_value(self, row, column: tuple[str, str]) -> str:
+        value = row.values.get("/".join(column))
+        return "" if value is None else f"{value:.1f}"
 
     @property
     def title(self) -> str:
@@ -62,7 +67,8 @@ def paper_tables(runs: list[ScoredRun]) -> list[PaperTable]:
                    if f"{section}/{metric}" in present]
         columns += [split_name(n) for n in names if n.startswith("overall/average")]
         rows = [(run, {m.name: m for m in run.report.metrics}) for run in members]
-        tables.append(PaperTable(benchmark, protocol, columns, rows))
+        quoted = quoted_rows(benchmark, protocol, ["/".join(c) for c in columns])
+        tables.append(PaperTable(benchmark, protocol, columns, rows, quoted))
     return tables
 
 
@@ -79,6 +85,9 @@ def write_table_csv(tables: list[PaperTable], path: str) -> None:
             writer.writerow(["chance"] + [_format(table.chance(c)) for c in table.columns])
             for run, metrics in table.rows:
                 writer.writerow([run.label] + [_value(metrics.get("/".join(c))) for c in table.columns])
+            for row in table.quoted:
+                writer.writerow([f"{row.label} (quoted from the paper, {row.source})"]
+                                + [table.quoted_value(row, c) for c in table.columns])
             writer.writerow([])
 
 
@@ -92,7 +101,8 @@ def write_table_json(tables: list[PaperTable], path: str) -> None:
              "rows": [{"run": run.run_dir, "label": run.label, "items": run.report.items, "errors": run.report.errors,
                        "parse_failures": run.report.parse_failures,
                        "metrics": {"/".join(c): metrics["/".join(c)].to_json() for c in t.columns
-                                   if "/".join(c) in metrics}} for run, metrics in t.rows]}
+                                   if "/".join(c) in metrics}} for run, metrics in t.rows],
+             "quoted_from_paper": [{"label": r.label, "source": r.source, "values": r.values} for r in t.quoted]}
             for t in tables]
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2, ensure_ascii=False)
@@ -119,6 +129,11 @@ def write_table_latex(tables: list[PaperTable], path: str) -> None:
                 text = _value(metric)
                 cells.append(rf"\textbf{{{text}}}" if metric is not None and metric.significant and text else text)
             lines.append(latex_escape(run.label) + " & " + " & ".join(cells) + r" \\")
+        if table.quoted:
+            lines.append(r"\midrule")
+        for row in table.quoted:  # quoted from the paper, not run here
+            lines.append(r"\textit{" + latex_escape(f"{row.label} (paper, {row.source})") + "} & "
+                         + " & ".join(table.quoted_value(row, c) for c in table.columns) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", ""]
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines))
