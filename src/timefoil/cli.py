@@ -141,7 +141,8 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--max-tokens", type=click.IntRange(min=1), help="answer budget (default: the variant's; cot 1024)")
 @click.option("--bench-arg", multiple=True, help="loader option key=value, e.g. subset=long_qa")
 @click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
-@click.option("--seed", type=int, help="option order and frame ablations (default 0)")
+@click.option("--sample", type=click.IntRange(min=1), help="N groups drawn at random, stratified over tests (--seed)")
+@click.option("--seed", type=int, help="option order, frame ablations and --sample (default 0)")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="run directory (resumes if present)")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="frame and response cache (TIMEFOIL_CACHE)")
 @click.option("--retry-errors", is_flag=True, help="ask again the requests that failed last time")
@@ -150,8 +151,8 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--no-progress", is_flag=True)
 @_guard
 def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, max_frames, strategy, frame_order,
-            single_frame, blind, order_policy, judge, variant, max_tokens, bench_arg, limit, seed, out, cache_dir,
-            retry_errors, threads, no_progress):
+            single_frame, blind, order_policy, judge, variant, max_tokens, bench_arg, limit, sample, seed, out,
+            cache_dir, retry_errors, threads, no_progress):
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
     from .report import load_scored, print_runs
 
@@ -168,7 +169,7 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
     samplings = [replace(base, **changes) if changes is not None else None for changes in samplings]
     config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol,
                        model_args=_key_values(model_arg, "--model-arg"),
-                       limit=limit, seed=seed or 0, order_policy=order_policy, blind=blind, judge=judge,
+                       limit=limit, sample=sample, seed=seed or 0, order_policy=order_policy, blind=blind, judge=judge,
                        variant=variant, max_tokens=max_tokens, benchmark_args=_key_values(bench_arg, "--bench-arg"))
     run_dirs = []
     for sampling in samplings:

@@ -43,6 +43,7 @@ class RunConfig:
     sampling: Sampling | None = None
     model_args: dict[str, Any] = field(default_factory=dict)
     limit: int | None = None  # first N groups; counterfactual groups are never split
+    sample: int | None = None  # N groups drawn at random, stratified over tests (seeded by ``seed``)
     seed: int = 0
     order_policy: str | None = None  # "balanced" or "both"; the benchmark's by default
     blind: bool = False  # text only: the language-prior baseline
@@ -76,6 +77,35 @@ def first_groups(items: Sequence[Item], limit: int | None) -> list[Item]:
         return list(items)
     keep = list(OrderedDict.fromkeys(item.group_id for item in items))[:limit]
     wanted = set(keep)
+    return [item for item in items if item.group_id in wanted]
+
+
+def sampled_groups(items: Sequence[Item], n: int | None, seed: int) -> list[Item]:
+    """``n`` whole groups drawn per test in proportion to the test's size (largest remainders;
+    every test gets one while n allows), in a seeded order: the same items for the same seed."""
+    if n is None:
+        return list(items)
+    by_test: dict[str, list[str]] = defaultdict(list)
+    for group in OrderedDict((item.group_id, item.test) for item in items).items():
+        by_test[group[1]].append(group[0])
+    total = sum(len(groups) for groups in by_test.values())
+    if n >= total:
+        return list(items)
+    share = {test: n * len(groups) / total for test, groups in by_test.items()}
+    take = {test: int(value) for test, value in share.items()}
+    if n >= len(by_test):
+        for test in by_test:  # one each first, then the largest remainders
+            take[test] = max(1, take[test])
+    for test in sorted(share, key=lambda t: (take[t] - share[t], t)):
+        if sum(take.values()) >= n:
+            break
+        if take[test] < len(by_test[test]):
+            take[test] += 1
+    while sum(take.values()) > n:  # the one-each rule overshot: trim the largest
+        largest = max(take, key=lambda t: (take[t], t))
+        take[largest] -= 1
+    wanted = {g for test, groups in by_test.items()
+              for g in sorted(groups, key=lambda g: stable_hash([seed, g]))[:take[test]]}
     return [item for item in items if item.group_id in wanted]
 
 
@@ -156,8 +186,8 @@ class Runner:
         _write_json(path, data)
 
     def plan(self) -> list[tuple[Item, PlannedRequest]]:
-        items = first_groups(self.benchmark.load(self.config.data_dir or "", **self.config.benchmark_args),
-                             self.config.limit)
+        loaded = self.benchmark.load(self.config.data_dir or "", **self.config.benchmark_args)
+        items = first_groups(sampled_groups(loaded, self.config.sample, self.config.seed), self.config.limit)
         config = self.config
         context = PlanContext(prompts=self.prompts, sampling=config.sampling, order_policy=config.order_policy,
                               seed=config.seed, blind=config.blind, max_tokens=config.max_tokens)
