@@ -68,6 +68,18 @@ def shown_order(n_options: int, target: int, position: int) -> list[int]:
     return others[:position] + [target] + others[position:]
 
 
+def central_option(texts: Sequence[str]) -> int:
+    """The option closest to all the others (highest mean word-set Jaccard overlap). Negatives
+    made by small edits of the true caption surround it, so the centre is often the truth: a
+    model can find it without the video (TemporalBench's centralized-option analysis)."""
+    words = [set(t.lower().split()) for t in texts]
+
+    def closeness(i: int) -> float:
+        return sum(len(words[i] & w) / max(1, len(words[i] | w)) for j, w in enumerate(words) if j != i)
+
+    return max(range(len(texts)), key=lambda i: (closeness(i), -i))
+
+
 def fill_choice(template: str, texts: Sequence[str], labels: Sequence[str], caption: str = "") -> str:
     fields = {f"c{i + 1}": t for i, t in enumerate(texts)}
     fields.update({f"d{i + 1}": t for i, t in enumerate(texts)})
@@ -80,6 +92,8 @@ class Choice(Protocol):
     name = kind = "choice"
     description = "the options shown together under letters; one balanced order, or every order"
     metrics = {"accuracy": "choice accuracy (per question asked)",
+               "central picks / central is true": "3+ options: answers naming the option closest to the others, "
+                                                  "and items whose closest option is the true one",
                "acc_A / acc_B / bias / A∧B": "two options asked in both orders (--order both)",
                "all orders": "right in every order it was asked"}
 
@@ -169,7 +183,20 @@ class Choice(Protocol):
                                       [o.trials[1].correct for o in outcomes])
         elif any(len(o.trials) > 1 for o in outcomes):
             result.append(proportion("all orders", [o.correct() for o in outcomes], [o.chance() for o in outcomes]))
+        many = [o for o in outcomes if o.n_options > 2 and o.item.get("options_are") == "texts"]
+        if many:
+            result += centralized(many)
         return result
+
+
+def centralized(outcomes: Sequence[ChoiceOutcome]) -> list[MetricValue]:
+    """How often the answer is the central option, and how often the centre is the truth."""
+    centre = {o.item["id"]: central_option(o.item["texts"]) for o in outcomes}
+    picks = [(t.chosen == centre[o.item["id"]], 1 / o.n_options) for o in outcomes for t in o.trials
+             if t.chosen is not None]
+    return [proportion("central picks", [p for p, _ in picks], [c for _, c in picks]),
+            proportion("central is true", [centre[o.item["id"]] == o.target for o in outcomes],
+                       [1 / o.n_options for o in outcomes])]
 
 
 PROTOCOL = Choice()
