@@ -93,3 +93,45 @@ def test_xclip_end_to_end_with_the_pil_backend(suite, tmp_path):
             text = direct.get_text_features(input_ids=batch["input_ids"]).pooler_output[0]
             expected = float(torch.nn.functional.normalize(video, dim=-1) @ torch.nn.functional.normalize(text, dim=-1))
         assert record["answer"]["score"] == pytest.approx(expected, abs=1e-5)
+
+
+def test_retrieval_ranks_every_text_once_and_agrees_with_pairwise_scores(suite, tmp_path):
+    """A run of the retrieval protocol: each unique video and text encoded once, and every
+    asked rank equal to the rank read off the pairwise similarity scores."""
+    from timefoil.benchmarks import BENCHMARKS, register
+    from timefoil.models.base import ranks_of
+    from timefoil.requests import Request
+
+    synth = get_benchmark("synth")
+    texts = [t for item in synth.load(suite) if item.options_are == "texts" for t in item.texts]
+    path = tiny_clip(tmp_path / "clip", texts)
+    model = load_model(f"clip:{path}")
+    saved = BENCHMARKS["synth"]
+    try:
+        from dataclasses import replace
+
+        register(replace(synth, protocols=synth.protocols + ("retrieval",),  # text options only: videos rank texts
+                         load=lambda root: [i for i in synth.load(root) if i.options_are == "texts"]))
+        runner = Runner(RunConfig("synth", f"clip:{path}", data_dir=suite, protocol="retrieval",
+                                  sampling=Sampling(frames=4)), str(tmp_path / "run"), cache_dir=str(tmp_path / "c"),
+                        model=model, progress=False)
+        report = runner.run()
+    finally:
+        register(saved)
+    records = RunLog(str(tmp_path / "run")).read()
+    main = [r for r in records if r["item"]["role"] != "proficiency"]
+    assert report.errors == 0 and report.get("overall/R@10 either").n == len(main) == report.items - report.get(
+        "overall/P").n
+    pools = {r["item"]["test"]: r["request"] for r in records}
+    assert model.stats["text_encodes"] == len(set(texts))
+    for record in records[:6]:
+        item, request = record["item"], record["request"]
+        pool = [t for r in records if r["item"]["test"] == item["test"] for t in r["item"]["texts"]]
+        pool = list(dict.fromkeys(pool))
+        ref = VideoRef.from_json(request["video"])
+        scores = [a.score for a in model.answer_similarity([Request("similarity", ref, t, Sampling(frames=4))
+                                                            for t in pool], FrameStore().get)]
+        assert record["answer"]["meta"]["ranks"] == ranks_of(scores, [pool.index(t) for t in item["texts"]])
+    for test, request in pools.items():  # the pool: every text of the test, listed or (when long) digested
+        pool = {t for rec in records if rec["item"]["test"] == test for t in rec["item"]["texts"]}
+        assert (request.get("candidates") or {}).get("n", len(request["option_texts"])) == len(pool)

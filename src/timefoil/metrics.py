@@ -137,9 +137,13 @@ def recall_at_k(name: str, scores: Sequence[Sequence[float]], relevant: Sequence
     for row, rel in zip(scores, relevant):
         order = sorted(range(len(row)), key=lambda j: (-row[j], j))
         hits.append(bool(set(order[:k]) & rel))
-        total = len(row)
-        chances.append(1 - math.comb(total - len(rel), k) / math.comb(total, k) if k < total else 1.0)
+        chances.append(recall_chance(len(row), len(rel), k))
     return proportion(name, hits, chances, k=k)
+
+
+def recall_chance(total: int, relevant: int, k: int) -> float:
+    """Chance that a random ranking of ``total`` candidates puts one of ``relevant`` in the top k."""
+    return 1 - math.comb(total - relevant, k) / math.comb(total, k) if k < total else 1.0
 
 
 __all__ = ["TIE_POLICIES", "accuracy", "all_correct", "classic_vle", "independent_chance", "mean_of",

@@ -8,12 +8,22 @@ own. Models answer lists of requests in batches and never see which benchmark as
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .hashing import stable_hash
 from .items import VideoRef
 from .video.frames import content_key
 from .video.sampling import Sampling
+
+
+LISTED_OPTIONS = 64
+
+
+@lru_cache(maxsize=64)
+def candidates_digest(texts: tuple[str, ...]) -> str:
+    """One digest per candidate pool (shared by every request of a retrieval test)."""
+    return stable_hash(list(texts), 32)
 
 
 @dataclass(frozen=True)
@@ -27,21 +37,33 @@ class Request:
     caption: str | None = None  # the caption an entailment prompt judges
     system: str | None = None
     max_tokens: int = 16
+    ask: tuple[int, ...] = ()  # rank requests: the candidates (option_texts) whose ranks to report
 
     def key(self) -> str:
         """Content hash: the video's bytes, not its path, so a changed file is re-asked."""
         return stable_hash({
             "kind": self.kind, "text": self.text, "labels": self.labels,
-            "options": self.option_texts, "caption": self.caption, "system": self.system,
+            "options": self.option_texts if len(self.option_texts) <= LISTED_OPTIONS else
+            candidates_digest(self.option_texts), "caption": self.caption, "system": self.system,
             "max_tokens": self.max_tokens,
             "video": content_key(self.video) if self.video else None,
             "sampling": self.sampling.to_json() if (self.sampling and self.video) else None,
+            **({"ask": list(self.ask)} if self.ask else {}),
         }, 32)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "video": self.video.to_json() if self.video else None,
-                "text": self.text, "labels": list(self.labels), "option_texts": list(self.option_texts),
+        """The stored form. A long candidate list (retrieval over a whole test) is stored as
+        its size and digest: every record would otherwise repeat thousands of texts."""
+        listed = len(self.option_texts) <= LISTED_OPTIONS
+        data = {"kind": self.kind, "video": self.video.to_json() if self.video else None,
+                "text": self.text, "labels": list(self.labels),
+                "option_texts": list(self.option_texts) if listed else [],
                 "caption": self.caption, "system": self.system, "max_tokens": self.max_tokens}
+        if not listed:
+            data["candidates"] = {"n": len(self.option_texts), "digest": candidates_digest(self.option_texts)}
+        if self.ask:
+            data["ask"] = list(self.ask)
+        return data
 
 
 @dataclass

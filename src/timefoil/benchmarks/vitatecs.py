@@ -33,7 +33,7 @@ BENCHMARK = Benchmark(
     name="vitatecs",
     description="VITATECS: caption vs counterfactual in six temporal aspects (MSR-VTT, VATEX)",
     load=load,
-    protocols=("similarity", "choice", "entailment"),
+    protocols=("similarity", "choice", "entailment", "retrieval"),
     prompts=Prompts(
         system="You are given a short video clip and two sentences. Select the sentence that best describes "
                "the content of the video.",
@@ -41,7 +41,8 @@ BENCHMARK = Benchmark(
                "a single letter (A or B)."),
     order_policy="both",  # the generative protocol asks both option orders
     summary=SummarySpec(tests=tuple(a.lower() for a in ASPECTS), average="accuracy", categories=False),
-    table={"similarity": ("accuracy",), "choice": ("accuracy", "A∧B"), "entailment": ("ClassicVLE",)},
+    table={"similarity": ("accuracy",), "choice": ("accuracy", "A∧B"), "entailment": ("ClassicVLE",),
+           "retrieval": ("R@10 caption", "R@10 counterfactual", "R@10 either")},
     quoted=paper_rows("similarity", "Table 3", ("overall/average accuracy",), {
         "X-CLIP": (65.2,), "CLIP4Clip": (65.3,), "BLIP-large": (64.1,), "human": (94.3,)}),
     obtain="annotation files: the VITATECS repository's data/<Aspect>.jsonl; videos: MSR-VTT and VATEX test sets "

@@ -55,3 +55,32 @@ class Model:
             for i, answer in zip(indices, answers):
                 out[i] = answer
         return out  # type: ignore[return-value]
+
+
+def ranks_of(scores: Sequence[float | None], asked: Sequence[int]) -> list[int | None]:
+    """1 + how many other candidates score at least as high (ties lose); None without a score."""
+    out = []
+    for i in asked:
+        own = scores[i]
+        out.append(None if own is None else
+                   1 + sum(1 for j, s in enumerate(scores) if j != i and s is not None and s >= own))
+    return out
+
+
+class RanksBySimilarity:
+    """``answer_rank`` for a model that scores (video, text) pairs: every candidate is scored
+    with ``answer_similarity`` and the asked candidates' ranks are reported. Adapters with
+    embeddings override it with one matrix product."""
+
+    def answer_rank(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        answers = []
+        for request in requests:
+            pairs = [Request("similarity", request.video, text, request.sampling) for text in request.option_texts]
+            scored = self.answer_similarity(pairs, frames)  # type: ignore[attr-defined]
+            errors = [a.error for a in scored if a.error]
+            if errors:
+                answers.append(Answer(error=errors[0]))
+                continue
+            answers.append(Answer(meta={"ranks": ranks_of([a.score for a in scored], request.ask),
+                                        "candidates": len(request.option_texts)}))
+        return answers

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 from ..hashing import stable_hash
 from ..requests import Answer, Request
 from ..video.frames import content_key
-from .base import FrameSource, Model
+from .base import FrameSource, Model, ranks_of
 from .hf_generative import weights_fingerprint
 
 
@@ -103,23 +103,46 @@ class Contrastive(Model):
     # -- answering -------------------------------------------------------------------------
     def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         with self.torch.inference_mode():
-            new_texts = list(dict.fromkeys(r.text for r in requests if r.text not in self._texts))
-            if new_texts:
-                for text, feature in zip(new_texts, self._encode_texts(new_texts)):
-                    self._texts[text] = feature
-                self.stats["text_encodes"] += len(new_texts)
+            self._text_features([r.text for r in requests])
             answers = []
             for request in requests:
-                if request.video is None:
-                    answers.append(Answer(error="a contrastive model needs the video (no blind mode)"))
-                    continue
-                key = stable_hash([content_key(request.video), request.sampling.to_json()])
-                if key not in self._videos:
-                    self._videos[key] = self._encode_frames(frames(request.video, request.sampling).array)
-                    self.stats["video_encodes"] += 1
-                cosine = float(self._videos[key] @ self._texts[request.text])
-                answers.append(Answer(score=self._logit(cosine)))
+                video = self._video_feature(request, frames)
+                answers.append(video if isinstance(video, Answer) else
+                               Answer(score=self._logit(float(video @ self._texts[request.text]))))
         return answers
+
+    def answer_rank(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        """Every candidate text scored against the video in one product (each unique text and
+        video encoded once per run), and the asked candidates' ranks reported."""
+        with self.torch.inference_mode():
+            answers = []
+            for request in requests:
+                texts = self._text_features(list(request.option_texts))
+                video = self._video_feature(request, frames)
+                if isinstance(video, Answer):
+                    answers.append(video)
+                    continue
+                scores = [self._logit(float(c)) for c in texts @ video]
+                answers.append(Answer(meta={"ranks": ranks_of(scores, request.ask), "candidates": len(scores)}))
+        return answers
+
+    def _text_features(self, texts: list[str]):
+        """Features of ``texts`` in order; each text is encoded once per model instance."""
+        new_texts = list(dict.fromkeys(t for t in texts if t not in self._texts))
+        if new_texts:
+            for text, feature in zip(new_texts, self._encode_texts(new_texts)):
+                self._texts[text] = feature
+            self.stats["text_encodes"] += len(new_texts)
+        return self.torch.stack([self._texts[t] for t in texts]) if texts else None
+
+    def _video_feature(self, request: Request, frames: FrameSource):
+        if request.video is None:
+            return Answer(error="a contrastive model needs the video (no blind mode)")
+        key = stable_hash([content_key(request.video), request.sampling.to_json()])
+        if key not in self._videos:
+            self._videos[key] = self._encode_frames(frames(request.video, request.sampling).array)
+            self.stats["video_encodes"] += 1
+        return self._videos[key]
 
 
 def _pil(frame):

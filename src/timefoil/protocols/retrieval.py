@@ -1,0 +1,93 @@
+"""retrieval: video-to-text retrieval over all the texts of a test (VITATECS, Table 7). Each
+item's video ranks every caption and counterfactual of its test; recall@k counts the item's
+caption in the top k, its counterfactual(s), and either of them. Close recalls for captions
+and counterfactuals mean the model finds the video's texts by what they share (objects,
+scene), not by the temporal detail that tells them apart."""
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .. import metrics as M
+from ..items import Item
+from ..requests import Answer, Request
+from ..stats import MetricValue, proportion
+from .base import Outcome, PlanContext, PlannedRequest, Protocol
+
+KS = (1, 5, 10)
+ROLES = ("caption", "counterfactual", "either")
+
+
+@dataclass
+class RankOutcome(Outcome):
+    ranks: dict[str, int | None] = field(default_factory=dict)  # "caption" / "counterfactual" -> best rank
+    candidates: int = 0
+
+    def hit(self, role: str, k: int) -> bool:
+        wanted = ("caption", "counterfactual") if role == "either" else (role,)
+        ranks = [self.ranks.get(r) for r in wanted]
+        return any(rank is not None and rank <= k for rank in ranks)
+
+    def correct(self, tie_policy: str = "strict") -> bool:
+        return self.hit("caption", 1)
+
+    def chance(self) -> float:
+        return 1 / self.candidates if self.candidates else 0.0
+
+
+class Retrieval(Protocol):
+    name = "retrieval"
+    kind = "rank"
+    description = "video-to-text retrieval over every text of the test: recall@1/5/10"
+    metrics = {"R@k caption / counterfactual / either": "the item's caption, its counterfactual, or either, "
+                                                        "ranked in the top k of all texts of its test"}
+
+    def plan(self, items: Sequence[Item], context: PlanContext) -> list[tuple[Item, PlannedRequest]]:
+        """One pool of candidate texts per test, shared by every request of that test."""
+        self.check(items)
+        pools: dict[str, list[str]] = defaultdict(list)
+        for item in items:
+            pools[item.test].extend(item.texts)
+        pools = {test: tuple(OrderedDict.fromkeys(texts)) for test, texts in pools.items()}
+        return [(item, planned) for item in items for planned in self.ask(item, context, pools[item.test])]
+
+    def plan_item(self, item: Item, context: PlanContext) -> list[PlannedRequest]:
+        return self.ask(item, context, tuple(OrderedDict.fromkeys(item.texts)))
+
+    def ask(self, item: Item, context: PlanContext, pool: tuple[str, ...]) -> list[PlannedRequest]:
+        if item.options_are != "texts":
+            raise ValueError(f"item {item.id}: retrieval ranks texts for a video; this item's options are videos")
+        index = {text: i for i, text in enumerate(pool)}
+        asked = tuple(index[t] for t in item.texts)
+        roles = ["caption" if j == item.target else "counterfactual" for j in range(len(item.texts))]
+        request = Request(self.kind, context.video(item.videos[0]), "", context.shown_sampling, option_texts=pool,
+                          ask=asked)
+        return [PlannedRequest(f"{item.id}|rank", request, {"roles": roles}, 1)]
+
+    def new_outcome(self, item: dict[str, Any]) -> RankOutcome:
+        return RankOutcome(item)
+
+    def take(self, outcome: RankOutcome, request: dict[str, Any], answer: Answer, verdict: dict | None) -> None:
+        outcome.candidates = (request.get("candidates") or {}).get("n") or len(request["option_texts"])
+        if answer.error:
+            return
+        for role, rank in zip(request["roles"], answer.meta.get("ranks") or []):
+            best = outcome.ranks.get(role)
+            outcome.ranks[role] = rank if best is None or (rank is not None and rank < best) else best
+
+    def item_metrics(self, outcomes: Sequence[RankOutcome], tie_policy: str) -> list[MetricValue]:
+        result = []
+        for role in ROLES:
+            for k in KS:
+                chances = [M.recall_chance(o.candidates, self._relevant(o, role), k) for o in outcomes]
+                result.append(proportion(f"R@{k} {role}", [o.hit(role, k) for o in outcomes], chances, k=k))
+        return result
+
+    @staticmethod
+    def _relevant(outcome: RankOutcome, role: str) -> int:
+        n = outcome.n_options
+        return {"caption": 1, "counterfactual": n - 1, "either": n}[role]
+
+
+PROTOCOL = Retrieval()
