@@ -1,5 +1,5 @@
 """Terminal tables from stored runs: sections as rows, metrics as columns, as the papers lay
-them out; bold where significantly above chance, with the chance row and the 95% CI."""
+them out; bold where significantly above chance, each number with its own chance and 95% CI."""
 from __future__ import annotations
 
 import sys
@@ -43,7 +43,8 @@ def split_name(name: str) -> tuple[str, str]:
     return section, metric
 
 
-def metric_cell(metric: MetricValue | None) -> Text:
+def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
+    """Value, CI half-width, the metric's own chance, and its n where it differs from ``n``."""
     if metric is None or metric.value is None:
         return Text("–", style="dim")
     text = Text(f"{metric.value:.1f}", style="bold" if metric.significant else "red" if metric.below_chance else "")
@@ -53,6 +54,11 @@ def metric_cell(metric: MetricValue | None) -> Text:
         text.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
     if metric.extra.get("warning"):
         text.append(" !", style="red")
+    below = [f"c {metric.chance:.1f}"] if metric.chance is not None else []
+    if n is not None and metric.n != n:
+        below.append(f"n {metric.n}")
+    if below:  # a second line: this number's own chance (and n), not the overall one
+        text.append("\n" + " · ".join(below), style="italic dim")
     return text
 
 
@@ -70,15 +76,11 @@ def run_table(run: ScoredRun) -> Table:
     table.add_column("n", justify="right")
     for name in columns:
         table.add_column(name, justify="right", no_wrap=True)
-    overall = by_section.get("overall", {})
-    table.add_row(Text("chance", style="italic"), "",
-                  *[Text(f"{overall[c].chance:.1f}" if c in overall and overall[c].chance is not None else "",
-                         style="italic") for c in columns])
     for section, metrics in by_section.items():
         first = next(iter(metrics.values()))
         left_out = next((m.extra["excludes"] for m in metrics.values() if m.extra.get("excludes")), None)
         label = f"{section} (without {left_out})" if left_out else section
-        table.add_row(label, str(first.n), *[metric_cell(metrics.get(c)) for c in columns])
+        table.add_row(label, str(first.n), *[metric_cell(metrics.get(c), first.n) for c in columns])
     for row in quoted_rows(report.benchmark, report.protocol, [f"overall/{c}" for c in columns]):
         table.add_row(Text(f"paper · {row.label}", style="italic cyan"), "",
                       *[Text(f"{row.values[f'overall/{c}']:.1f}" if f"overall/{c}" in row.values else "",
@@ -124,7 +126,8 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
         if len(group) > 1:
             console.print(comparison_table(group))
     console.print("bold: above chance (one-sided p < 0.05) · ▼: below chance (p < 0.05) · "
-                  "±: half-width of the 95% CI · !: joined videos with fewer than 3 frames · "
+                  "±: half-width of the 95% CI · c: that number's chance · n: its own count where it differs "
+                  "from the row's · !: joined videos with fewer than 3 frames · "
                   "paper ·: quoted from the paper, not run here", style="dim")
 
 
