@@ -190,10 +190,12 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
 @click.option("--bench-arg", multiple=True, help="loader option key=value")
 @click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="one run directory per condition")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="the conditions' tables and plots")
 @click.option("--cache-dir", type=click.Path(file_okay=False))
 @click.option("--threads", type=click.IntRange(min=1))
 @_guard
-def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_arg, limit, out, cache_dir, threads):
+def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_arg, limit, out, html_path, cache_dir,
+           threads):
     """The papers' temporal-sensitivity runs as one table: full, shuffled, reversed, one frame,
     no video (and a frames sweep), each paired with the full run on the same items."""
     from .ablation import ablate as run_ablation
@@ -209,7 +211,12 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
     console.print(ablation_table(result))
     for line in dependence_lines(result):
         click.echo(line)
-    click.echo(f"runs in {out}/ (timefoil report {out}/* --html ablation.html draws them)")
+    if html_path:
+        from .htmlreport import write_html
+
+        write_html([scored.run_dir for _, scored in result.runs], html_path)
+        click.echo(f"wrote {html_path}")
+    click.echo(f"runs in {out}/")
 
 
 @main.command()
