@@ -515,3 +515,19 @@ def test_terminal_table_shows_each_numbers_own_chance():
     chance_under = {row.split("│")[1].strip(): lines[i + 1] for i, row in enumerate(lines)
                     if row.startswith("│ ") and row.split("│")[1].strip() in ("a", "b", "overall")}
     assert "c 33.3" in chance_under["a"] and "c 50.0" in chance_under["b"] and "c 41.7" in chance_under["overall"]
+
+
+@tb.needs_shared
+def test_inspect_vilma_says_what_the_filter_removed_and_what_it_ignored():
+    from click.testing import CliRunner
+
+    from timefoil.cli import main
+
+    data = json.loads(CliRunner().invoke(main, ["inspect", "vilma", "--data", tb.VILMA, "--json"]).output)
+    members = tb.vilma_members()
+    relations = data["files"]["relations.json"]
+    raw = json.load(open(os.path.join(tb.VILMA, "relations.json")))
+    assert relations["records"] == len(raw)
+    assert relations["removed by the validation filter"] == len(raw) - len(members["spatial_relations/relations"])
+    assert "counting-easy-digits-sec.json" in data["ignored"] and "counting-easy-spelled-pts.json" in data["ignored"]
+    assert data["missing_tests"] == []

@@ -240,6 +240,11 @@ def inspect(benchmark, data_dir, protocol, bench_arg, as_json):
     click.echo(f"chance ({data['protocol']}): " + ", ".join(f"{k} {v:.2f}" for k, v in data["chance"].items()))
     if data["missing_tests"]:
         click.echo(f"missing or empty: {', '.join(data['missing_tests'])} (averages cover the other tests and say so)")
+    for name, counts in data.get("files", {}).items():
+        click.echo(f"  {name}: {counts['records']} records, {counts['removed by the validation filter']} removed by "
+                   "the validation filter")
+    for name, reason in data.get("ignored", {}).items():
+        click.echo(f"  ignored {name}: {reason}")
 
 
 @main.command()

@@ -30,4 +30,5 @@ def inspect_benchmark(name: str, data_dir: str, protocol: str | None = None, **o
               if m.name.startswith("overall/") and m.chance is not None}
     missing = [t for t in bench.summary.tests if t not in {item.test for item in items}]
     return {"benchmark": name, "unit": bench.unit, "protocol": protocol, "total": total,
-            "counts": dict(sorted(counts.items())), "chance": chance, "missing_tests": missing}
+            "counts": dict(sorted(counts.items())), "chance": chance, "missing_tests": missing,
+            **(bench.survey(data_dir) if bench.survey else {})}

@@ -55,6 +55,7 @@ class Benchmark:
     table: dict[str, tuple[str, ...]] = field(default_factory=dict)  # protocol -> metrics of the paper table
     quoted: tuple[PaperRow, ...] = ()  # the paper's published rows, shown under a run's tables
     reference: str = ""  # what to expect where there is no paper (the synthetic suite)
+    survey: Callable[[str], dict] | None = None  # what `inspect` adds: records filtered out, files ignored
     hub_dataset: str | None = None  # the Hugging Face dataset repository `prepare` downloads
     obtain: str = ""  # where the files come from when `prepare` cannot download them
 
