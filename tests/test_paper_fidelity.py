@@ -531,3 +531,17 @@ def test_inspect_vilma_says_what_the_filter_removed_and_what_it_ignored():
     assert relations["removed by the validation filter"] == len(raw) - len(members["spatial_relations/relations"])
     assert "counting-easy-digits-sec.json" in data["ignored"] and "counting-easy-spelled-pts.json" in data["ignored"]
     assert data["missing_tests"] == []
+
+
+def test_a_run_names_the_missing_tests(tmp_path):
+    from click.testing import CliRunner
+
+    from timefoil.cli import main
+
+    records = [{"test_name": t, "video_id": "v", "pos": "a", "neg": "b"} for t in ("chrono", "agent_bind")]
+    root = tb.velociti_fixture(tmp_path, records)
+    result = CliRunner().invoke(main, ["run", "velociti", "--model", "random", "--data", root, "--out",
+                                       str(tmp_path / "r"), "--cache-dir", str(tmp_path / "c"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert ("missing or empty tests: control, agent_random, coref, action_adv, action_manner, action_bind"
+            in result.output)

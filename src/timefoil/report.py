@@ -88,6 +88,18 @@ def run_table(run: ScoredRun) -> Table:
     return table
 
 
+def missing_tests(report: ScoreReport) -> list[str]:
+    """The paper's tests this run has no items of."""
+    try:
+        expected = get_benchmark(report.benchmark).summary.tests
+    except ValueError:
+        return []
+    present = {split_name(m.name)[0].split("/")[0] for m in report.metrics}
+    if len(present - {"overall"}) <= 1 and "overall" in present:  # one test: scoring names no test sections
+        return []
+    return [t for t in expected if t not in present]
+
+
 def quoted_rows(benchmark: str, protocol: str, names: list[str]):
     """The paper's rows for this benchmark and protocol that have a number in one of ``names``."""
     try:
@@ -101,6 +113,9 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     report = run.report
     lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "
              f"{report.ties} ties"]
+    missing = missing_tests(report)
+    if missing:
+        lines.append(f"  missing or empty tests: {', '.join(missing)} (the averages cover the others, as named)")
     for item_id, error in report.failures[:limit]:
         lines.append(f"  error  {item_id}: {error}")
     if len(report.failures) > limit:
