@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from dataclasses import replace
 
@@ -12,7 +13,7 @@ from .benchmarks import BENCHMARKS, DataError, get_benchmark
 from .metrics import TIE_POLICIES
 from .models import MODELS
 from .protocols import ORDER_POLICIES, PROTOCOLS
-from .runner import RunConfig, RunError, run, score_run
+from .runner import RunConfig, RunError, Runner, score_run
 from .video.decode import VideoError
 
 # Metrics every protocol gets from the structure of the items; each protocol adds its own.
@@ -46,6 +47,28 @@ class _ProtocolChoice(click.Choice):
 
 class Failure(click.ClickException):
     pass
+
+
+# Exit codes: 0 done; 1 a run that could not start or a command that failed (one line says why);
+# 2 a usage error (click); 3 a run that finished but with failed requests above --max-error-rate.
+EXIT_FAILED_REQUESTS = 3
+
+
+def _reason(error: str) -> str:
+    """The kind of an error message, without its paths and details."""
+    return error.split(":")[0].strip()[:60] or "error"
+
+
+def failure_summary(reports, retry_command: str) -> str | None:
+    """One line: how many items failed, the commonest reasons, and the command that re-asks them."""
+    from collections import Counter
+
+    failed, total = sum(r.errors for r in reports), sum(r.items for r in reports)
+    if not failed:
+        return None
+    reasons = Counter(_reason(error) for r in reports for _, error in r.failures).most_common(3)
+    said = "; ".join(f"{count} × {reason}" for reason, count in reasons)
+    return f"{failed} of {total} items failed ({said}); ask them again with: {retry_command}"
 
 
 def _guard(fn):
@@ -106,9 +129,12 @@ def _frames_list(value: str | None) -> list[int]:
     if not value:
         return []
     try:
-        return [int(v) for v in value.split(",") if v.strip()]
+        counts = [int(v) for v in value.split(",") if v.strip()]
     except ValueError:
         raise click.BadParameter(f"expected a number or a list like 1,2,4,8, got {value!r}") from None
+    if not counts or min(counts) < 1:
+        raise click.BadParameter(f"frame counts are 1 or more, got {value!r}")
+    return counts
 
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict:
@@ -128,8 +154,9 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
 @click.option("--protocol", type=_ProtocolChoice())
 @click.option("--frames", help="frames per video, or a list (1,2,4,8: one run per value); default: the benchmark's")
-@click.option("--fps", type=float, help="frames per second instead of a fixed count")
-@click.option("--max-frames", type=int, help="cap for --fps (the benchmark's default: 64)")
+@click.option("--fps", type=click.FloatRange(min=0, min_open=True, max=1000),
+              help="frames per second instead of a fixed count")
+@click.option("--max-frames", type=click.IntRange(min=1), help="cap for --fps (the benchmark's default: 64)")
 @click.option("--strategy", type=click.Choice(["mid", "endpoints"]), help="frame positions (default mid)")
 @click.option("--frame-order", type=click.Choice(["natural", "shuffled", "reversed"]),
               help="temporal-sensitivity ablation (default natural)")
@@ -146,13 +173,15 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="run directory (resumes if present)")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="frame and response cache (TIMEFOIL_CACHE)")
 @click.option("--retry-errors", is_flag=True, help="ask again the requests that failed last time")
+@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="share of items allowed to fail before the exit code says so (3)")
 @click.option("--threads", type=click.IntRange(min=1),
               help="torch CPU threads (default: TIMEFOIL_THREADS, else the physical cores)")
 @click.option("--no-progress", is_flag=True)
 @_guard
 def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, max_frames, strategy, frame_order,
             single_frame, blind, order_policy, judge, variant, max_tokens, bench_arg, limit, sample, seed, out,
-            cache_dir, retry_errors, threads, no_progress):
+            cache_dir, retry_errors, max_error_rate, threads, no_progress):
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
     from .report import load_scored, print_runs
 
@@ -162,7 +191,7 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
     # Only the flags given change the benchmark's own sampling (VELOCITI: 1 fps).
     given = {k: v for k, v in dict(max_frames=max_frames, strategy=strategy, order=frame_order,
                                    single_frame=single_frame, seed=seed).items() if v is not None}
-    if fps:
+    if fps is not None:
         given.update(fps=fps, frames=None)
     samplings = [dict(given, frames=n, fps=None) for n in counts] or ([given] if given else [None])
     base = get_benchmark(benchmark).default_sampling
@@ -171,13 +200,26 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
                        model_args=_key_values(model_arg, "--model-arg"),
                        limit=limit, sample=sample, seed=seed or 0, order_policy=order_policy, blind=blind, judge=judge,
                        variant=variant, max_tokens=max_tokens, benchmark_args=_key_values(bench_arg, "--bench-arg"))
-    run_dirs = []
+    run_dirs, reports = [], []
     for sampling in samplings:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
-        run(replace(config, sampling=sampling), run_dir, cache_dir=cache_dir, progress=not no_progress and
-            sys.stderr.isatty(), retry_errors=retry_errors, threads=threads)
+        runner = Runner(replace(config, sampling=sampling), run_dir, cache_dir=cache_dir, retry_errors=retry_errors,
+                        progress=not no_progress and sys.stderr.isatty(), threads=threads)
+        reports.append(runner.run())
+        if runner.kept_errors:
+            click.echo(f"{run_dir}: keeping {runner.kept_errors} errors recorded by an earlier run "
+                       "(--retry-errors asks them again)", err=True)
         run_dirs.append(run_dir)
     print_runs([load_scored(d) for d in run_dirs])
+    invoked = "timefoil" in os.path.basename(sys.argv[0]) or sys.argv[0].endswith(os.path.join("timefoil", "cli.py"))
+    retry = (" ".join(["timefoil"] + [shlex.quote(a) for a in sys.argv[1:]] + ([] if retry_errors else
+                                                                               ["--retry-errors"]))
+             if invoked else "the same command with --retry-errors")
+    summary = failure_summary(reports, retry)
+    if summary:
+        click.echo(summary, err=True)
+        if sum(r.errors for r in reports) > max_error_rate * sum(r.items for r in reports):
+            sys.exit(EXIT_FAILED_REQUESTS)
 
 
 @main.command()

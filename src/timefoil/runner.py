@@ -145,6 +145,7 @@ class Runner:
             if self.config.judge else None
         self.progress = progress
         self.retry_errors = retry_errors
+        self.kept_errors = 0
         self.frames = FrameStore(cache_dir=self.cache_dir)
         self.fingerprint = stable_hash(self.model.fingerprint())
         self.prompts = self.benchmark.prompts_for(self.config.variant)
@@ -235,6 +236,8 @@ class Runner:
         log.repair()
         planned = self.plan()
         done = log.done_ids(include_errors=not self.retry_errors)
+        # errors recorded last time and kept (not re-asked) this time: the caller says so
+        self.kept_errors = 0 if self.retry_errors else len(done - log.done_ids(include_errors=False))
         pending: dict[str, list[tuple[Item, PlannedRequest]]] = defaultdict(list)
         requests: dict[str, Request] = {}
         for item, p in planned:

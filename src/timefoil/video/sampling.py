@@ -13,6 +13,7 @@ from typing import Literal, Sequence
 Strategy = Literal["mid", "endpoints"]
 FrameOrder = Literal["natural", "shuffled", "reversed"]
 Entry = tuple[int, int] | None  # (part index, frame index) or a black frame
+MAX_FPS = 1000.0  # beyond any video's own rate: a bound on what a sampling can ask of a decoder
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,13 @@ class Sampling:
             raise ValueError("give exactly one of frames or fps")
         if self.frames is not None and self.frames < 1:
             raise ValueError("frames must be at least 1")
-        if self.fps is not None and self.fps <= 0:
-            raise ValueError("fps must be positive")
+        if self.fps is not None and not (0 < self.fps <= MAX_FPS):  # also NaN and inf
+            raise ValueError(f"fps must be a positive number up to {MAX_FPS:g}, got {self.fps}")
+        if self.max_frames < 1:
+            raise ValueError("max_frames must be at least 1")
+        if self.frames is not None and self.frames > self.max_frames:
+            raise ValueError(f"{self.frames} frames is more than max_frames ({self.max_frames}); raise max_frames "
+                             "(--max-frames) to show that many")
         if self.strategy not in ("mid", "endpoints"):
             raise ValueError(f"unknown strategy {self.strategy!r}")
         if self.order not in ("natural", "shuffled", "reversed"):
