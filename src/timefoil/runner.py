@@ -24,7 +24,7 @@ from .paths import __version__, default_cache_dir
 from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
 from .requests import Answer, Request
 from .scoring import ScoreReport, score_records
-from .store import CONFIG, ResponseCache, RunLog
+from .store import CONFIG, ResponseCache, RunLock, RunLocked, RunLog
 from .threads import apply_threads
 from .video.decode import VideoError
 from .video.frames import FrameStore
@@ -231,6 +231,14 @@ class Runner:
             return Answer(error=f"model error: {type(exc).__name__}: {exc}")
 
     def run(self) -> ScoreReport:
+        os.makedirs(self.run_dir, exist_ok=True)
+        try:
+            with RunLock(self.run_dir):
+                return self._run()
+        except RunLocked as exc:
+            raise RunError(str(exc)) from None
+
+    def _run(self) -> ScoreReport:
         self._open_run_dir()
         log = RunLog(self.run_dir)
         log.repair()

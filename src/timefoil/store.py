@@ -8,6 +8,45 @@ from typing import Any, Iterable
 
 ANSWERS = "items.jsonl"
 CONFIG = "run.json"
+LOCK = "run.lock"
+
+
+class RunLocked(RuntimeError):
+    """Another process is writing this run directory."""
+
+
+class RunLock:
+    """One writer per run directory: an exclusive lock on ``run.lock`` (holding the writer's
+    PID) for as long as the run writes. The operating system drops the lock when its process
+    dies, so a run killed mid-way leaves nothing to clean up: the next run takes over."""
+
+    def __init__(self, run_dir: str):
+        self.path = os.path.join(run_dir, LOCK)
+        self.handle = None
+
+    def __enter__(self) -> "RunLock":
+        import fcntl
+
+        handle = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise RunLocked(f"{os.path.dirname(self.path)} is being written by process {holder} ({LOCK}); "
+                            "wait for it to finish or stop it, then run again") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self.handle = handle
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.handle is not None:
+            self.handle.close()  # closing releases the lock
+            self.handle = None
 
 
 class RunLog:
