@@ -21,6 +21,7 @@ from .items import Item
 from .judging import Judge
 from .models import Model, load_model
 from .paths import __version__, default_cache_dir
+from .redaction import redact
 from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
 from .requests import Answer, Request
 from .scoring import ScoreReport, score_records
@@ -228,7 +229,7 @@ class Runner:
         try:
             return self._ask([request])[0]
         except Exception as exc:
-            return Answer(error=f"model error: {type(exc).__name__}: {exc}")
+            return Answer(error=redact(f"model error: {type(exc).__name__}: {exc}"))
 
     def run(self) -> ScoreReport:
         os.makedirs(self.run_dir, exist_ok=True)

@@ -13,15 +13,19 @@ import asyncio
 import base64
 import os
 import random
+import sys
 import threading
 import time
 from typing import Any, Sequence
+from urllib.parse import urlparse
 
 from ..imaging import png
+from ..redaction import redact
 from ..requests import Answer, Request
 from .base import FrameSource, Model
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
 
 class TransientError(Exception):
@@ -67,6 +71,7 @@ class OpenAICompatible(Model):
         self.logprobs, self.top_logprobs = bool(logprobs), int(top_logprobs)
         self.image_format, self.max_tokens, self.seed = image_format, max_tokens, seed
         self.stats = {"http_requests": 0, "retries": 0}
+        self._warned = False
 
     def fingerprint(self) -> dict:  # the key is deliberately absent
         return {"name": "openai", "model": self.model, "base_url": self.base_url, "logprobs": self.logprobs,
@@ -113,13 +118,23 @@ class OpenAICompatible(Model):
             thread.start()
             thread.join()
             results = box[0]
-        return [self._read(r, result, read_probs) for r, result in zip(requests, results)]
+        secret = os.environ.get(self.api_key_env) or None
+        return [self._clean(self._read(r, result, read_probs), secret) for r, result in zip(requests, results)]
+
+    @staticmethod
+    def _clean(answer: Answer, secret: str | None) -> Answer:
+        answer.error, answer.raw = redact(answer.error, secret), redact(answer.raw, secret)
+        return answer
 
     async def _post_all(self, payloads: list[dict]) -> list[dict | Answer]:
         import httpx
 
         key = os.environ.get(self.api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        if not key and urlparse(self.base_url).hostname not in LOCAL_HOSTS and not self._warned:
+            self._warned = True
+            print(f"timefoil: no API key in {self.api_key_env} for {self.base_url}; requests go unauthenticated",
+                  file=sys.stderr)
         limit = asyncio.Semaphore(self.concurrency)
         async with httpx.AsyncClient(timeout=self.timeout, headers=headers) as client:
             async def one(payload):
