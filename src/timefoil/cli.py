@@ -332,6 +332,23 @@ def score(run_dir: str, as_json: bool, tie_policy: str) -> None:
 
 
 @main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--no-plan", is_flag=True, help="do not compare with a fresh plan of the benchmark's files")
+@_guard
+def check(run_dir: str, no_plan: bool) -> None:
+    """Verify a stored run: every request answered once, no corrupt line, a readable configuration."""
+    from .checking import check_run
+
+    problems, counts = check_run(run_dir, plan=not no_plan)
+    summary = ", ".join(f"{v} {k}" for k, v in counts.items())
+    if problems:
+        for line in problems[:50]:
+            click.echo(f"  {line}")
+        raise Failure(f"{run_dir}: {len(problems)} problem(s) ({summary})")
+    click.echo(f"{run_dir}: whole ({summary})")
+
+
+@main.command()
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="one self-contained HTML report")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="the paper tables as CSV")

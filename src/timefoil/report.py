@@ -113,6 +113,9 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     report = run.report
     lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "
              f"{report.ties} ties"]
+    if report.corrupt_lines:
+        shown = ", ".join(map(str, report.corrupt_lines[:10])) + (" ..." if len(report.corrupt_lines) > 10 else "")
+        lines.append(f"  corrupt lines in items.jsonl skipped: {shown} (timefoil check {run.run_dir})")
     missing = missing_tests(report)
     if missing:
         lines.append(f"  missing or empty tests: {', '.join(missing)} (the averages cover the others, as named)")

@@ -375,9 +375,15 @@ def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     config_path = os.path.join(run_dir, CONFIG)
     if not os.path.exists(config_path):
         raise RunError(f"{run_dir} is not a run directory (no {CONFIG})")
-    with open(config_path, encoding="utf-8") as handle:
-        meta = json.load(handle)
-    return meta, RunLog(run_dir).read()
+    try:
+        with open(config_path, encoding="utf-8") as handle:
+            meta = json.load(handle)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RunError(f"{config_path}: not a readable run configuration ({exc})") from None
+    log = RunLog(run_dir)
+    records = log.read()
+    meta["corrupt_lines"] = log.corrupt
+    return meta, records
 
 
 def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
@@ -389,8 +395,10 @@ def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
     except ValueError as exc:
         raise RunError(f"{run_dir}: {exc} (a run of a benchmark this timefoil does not know cannot be scored)") \
             from None
-    return score_records(records, benchmark=config["benchmark"], model=config["model"],
-                         protocol=config["protocol"], spec=spec, tie_policy=tie_policy)
+    report = score_records(records, benchmark=config["benchmark"], model=config["model"],
+                           protocol=config["protocol"], spec=spec, tie_policy=tie_policy)
+    report.corrupt_lines = meta["corrupt_lines"]
+    return report
 
 
 def run(config: RunConfig, run_dir: str, **options) -> ScoreReport:

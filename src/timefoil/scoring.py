@@ -41,13 +41,15 @@ class ScoreReport:
     metrics: list[MetricValue]
     failures: list[tuple[str, str]]  # (item id, error message)
     unanswered: int = 0
+    corrupt_lines: list[int] = field(default_factory=list)  # items.jsonl lines that are not records
 
     def to_json(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "model": self.model, "protocol": self.protocol,
                 "items": self.items, "errors": self.errors, "parse_failures": self.parse_failures,
                 "ties": self.ties, "unanswered": self.unanswered,
                 "metrics": [m.to_json() for m in self.metrics],
-                "failures": [{"id": i, "error": e} for i, e in self.failures]}
+                "failures": [{"id": i, "error": e} for i, e in self.failures],
+                **({"corrupt_lines": self.corrupt_lines} if self.corrupt_lines else {})}
 
     def get(self, name: str) -> MetricValue:
         for metric in self.metrics:

@@ -66,17 +66,24 @@ class RunLog:
                 handle.truncate(data.rfind(b"\n") + 1)
 
     def read(self) -> list[dict[str, Any]]:
+        """The records; the line numbers of lines that are not records are kept in ``corrupt``
+        (reported by `score` and `check`, never silently skipped)."""
+        self.corrupt: list[int] = []
         if not os.path.exists(self.path):
             return []
         records = []
-        with open(self.path, encoding="utf-8") as handle:
-            for line in handle:
+        with open(self.path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
                 if not line.endswith("\n"):
-                    break  # a partial line from an interrupted write
+                    break  # a partial line from an interrupted write (cut before the next append)
                 try:
-                    records.append(json.loads(line))
+                    record = json.loads(line)
                 except json.JSONDecodeError:
-                    continue
+                    record = None
+                if isinstance(record, dict) and {"id", "item", "request", "answer"} <= set(record):
+                    records.append(record)
+                else:
+                    self.corrupt.append(number)
         return records
 
     def done_ids(self, include_errors: bool = True) -> set[str]:

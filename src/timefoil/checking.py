@@ -1,0 +1,48 @@
+"""``timefoil check RUN``: is a stored run whole? Every planned request answered once, no
+corrupt line in the log, a configuration this version reads."""
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from dataclasses import replace
+
+from .runner import RunConfig, RunError, Runner, load_run
+
+
+def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
+    """(problems, counts). With ``plan`` and the benchmark's files still at the recorded
+    place, the run is also compared with a fresh plan of the same configuration."""
+    meta, records = load_run(run_dir)
+    problems = [f"items.jsonl line {n} is not a record" for n in meta["corrupt_lines"]]
+    try:
+        config = RunConfig.from_json(meta["config"])
+    except (KeyError, TypeError) as exc:
+        raise RunError(f"{run_dir}: run.json holds no configuration this version reads ({exc})") from None
+    by_id: dict[str, list[dict]] = defaultdict(list)
+    for record in records:
+        by_id[record["id"]].append(record)
+    for request_id, answers in by_id.items():
+        answered = [r for r in answers if not r["answer"].get("error")]
+        if len(answered) > 1:  # a retried error is recorded again by design; an answer twice is not
+            problems.append(f"{request_id} answered {len(answered)} times")
+    expected: dict[str, int] = {}
+    per_item: Counter = Counter()
+    for request_id, answers in by_id.items():
+        item = answers[-1]["item"]["id"]
+        expected[item] = answers[-1]["expected"]
+        per_item[item] += 1
+    problems += [f"item {item}: {per_item[item]} of {n} requests answered" for item, n in expected.items()
+                 if per_item[item] != n]
+    errors = sum(1 for answers in by_id.values() if answers[-1]["answer"].get("error"))
+    counts = {"records": len(records), "requests": len(by_id), "items": len(expected), "errors": errors}
+    if plan and config.data_dir and os.path.exists(config.data_dir):
+        from .models.reference import ConstantModel
+
+        # the plan needs no model's answers; any model that answers every kind stands in
+        stand_in = Runner(replace(config, judge=None), run_dir, model=ConstantModel(), progress=False)
+        planned = {p.id for _, p in stand_in.plan()}
+        missing, extra = planned - set(by_id), set(by_id) - planned
+        problems += [f"planned request {i} has no record" for i in sorted(missing)[:20]]
+        problems += [f"record {i} was not planned by this configuration" for i in sorted(extra)[:20]]
+        counts["planned"] = len(planned)
+    return problems, counts
