@@ -380,6 +380,34 @@ def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thu
 
 
 @main.command()
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="default: TIMEFOIL_CACHE or ~/.cache/timefoil")
+@click.option("--prune", "prune_to", help="evict least recently used frames down to this size (e.g. 500M)")
+@click.option("--clear", type=click.Choice(["frames", "responses", "all"]), help="delete cached frames or answers")
+@_guard
+def cache(cache_dir, prune_to, clear):
+    """Show the frame and response caches (size, entries); prune or clear them."""
+    from .paths import default_cache_dir
+    from .video.diskcache import FrameDiskCache, parse_size
+
+    root = cache_dir or default_cache_dir()
+    frames = FrameDiskCache(root)
+    responses = os.path.join(root, "responses.sqlite")
+    if prune_to:
+        frames.prune(parse_size(prune_to))
+    if clear in ("frames", "all"):
+        click.echo(f"removed {frames.clear()} frame entries")
+    if clear in ("responses", "all"):
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(responses + suffix):
+                os.remove(responses + suffix)
+        click.echo("removed the response cache")
+    size, count = frames.usage()
+    answers = sum(os.path.getsize(responses + s) for s in ("", "-wal", "-shm") if os.path.exists(responses + s))
+    click.echo(f"{root}: frames {size / 1024**2:.1f} MB in {count} entries (budget {frames.budget / 1024**2:.0f} MB, "
+               f"TIMEFOIL_CACHE_MAX); responses {answers / 1024**2:.1f} MB")
+
+
+@main.command()
 @click.option("--out", default="timefoil-demo", show_default=True, type=click.Path(file_okay=False))
 @click.option("--per-family", default=6, show_default=True)
 @_guard

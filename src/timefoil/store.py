@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
+import time
 from typing import Any, Iterable
 
 ANSWERS = "items.jsonl"
@@ -105,10 +107,29 @@ class ResponseCache:
 
     def __init__(self, path: str):
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        self.db = sqlite3.connect(path, timeout=30)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self.db.commit()
+        try:
+            self.db = self._open(path)
+        except sqlite3.DatabaseError as exc:  # not a database: set aside, said, and start afresh
+            aside = f"{path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(path + suffix):
+                    os.replace(path + suffix, aside + suffix)
+            print(f"timefoil: the response cache {path} could not be read ({exc}); moved it to {aside} and "
+                  "started a new one", file=sys.stderr)
+            self.db = self._open(path)
+
+    @staticmethod
+    def _open(path: str) -> sqlite3.Connection:
+        db = sqlite3.connect(path, timeout=30)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            db.execute("SELECT count(*) FROM responses").fetchone()
+            db.commit()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
 
     def get_many(self, keys: list[str]) -> dict[str, dict]:
         found: dict[str, dict] = {}

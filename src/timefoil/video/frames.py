@@ -1,8 +1,6 @@
 """Decode each (video content, sampling) once: a memory LRU in front of an on-disk cache."""
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -11,6 +9,7 @@ import numpy as np
 from ..hashing import file_hash, stable_hash
 from ..items import VideoRef
 from .decode import VideoError, VideoUndecodable, decode_indices, probe
+from .diskcache import FrameDiskCache
 from .sampling import FramePlan, PartInfo, Sampling, ablation_order, plan_frames, window_frames
 
 
@@ -57,6 +56,9 @@ class FrameStore:
     _memory: OrderedDict = field(default_factory=OrderedDict)
     _used: int = 0
 
+    def __post_init__(self) -> None:
+        self.disk = FrameDiskCache(self.cache_dir) if self.cache_dir else None
+
     def get(self, ref: VideoRef, sampling: Sampling) -> Frames:
         key = stable_hash({"video": content_key(ref), "sampling": sampling.decode_key()}, 32)
         decoded = self._load(key)
@@ -74,31 +76,22 @@ class FrameStore:
             self._memory.move_to_end(key)
             self.stats.memory_hits += 1
             return self._memory[key]
-        path = self._disk_path(key)
-        if path and os.path.exists(path):
-            try:
-                with np.load(path, allow_pickle=False) as data:
-                    value = (data["array"], _entries_from(data["entries"]), bool(data["degenerate"]),
-                             [float(t) for t in data["times"]], float(data["rate"]))
-            except Exception:  # a damaged cache file is a miss, never a failure
-                return None
-            self.stats.disk_hits += 1
-            self._remember(key, value)
-            return value
-        return None
+        stored = self.disk.load(key) if self.disk else None
+        if stored is None:
+            return None
+        value = (stored["array"], _entries_from(stored["entries"]), bool(stored["degenerate"]),
+                 [float(t) for t in stored["times"]], float(stored["rate"]))
+        self.stats.disk_hits += 1
+        self._remember(key, value)
+        return value
 
     def _save(self, key: str, value) -> None:
         self._remember(key, value)
-        path = self._disk_path(key)
-        if path:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+        if self.disk:
             array, entries, degenerate, times, rate = value
             encoded = np.array([(-1, -1) if e is None else e for e in entries], dtype=np.int64).reshape(-1, 2)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npz")
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, array=array, entries=encoded, degenerate=degenerate,
-                         times=np.asarray(times, dtype=np.float64), rate=rate)
-            os.replace(tmp, path)  # atomic: a killed run never leaves half a file
+            self.disk.save(key, array=array, entries=encoded, degenerate=degenerate,
+                           times=np.asarray(times, dtype=np.float64), rate=rate)
 
     def _remember(self, key: str, value) -> None:
         size = value[0].nbytes
@@ -107,9 +100,6 @@ class FrameStore:
         while self._used > self.memory_bytes and len(self._memory) > 1:
             _, old = self._memory.popitem(last=False)
             self._used -= old[0].nbytes
-
-    def _disk_path(self, key: str) -> str | None:
-        return os.path.join(self.cache_dir, "frames", key[:2], key + ".npz") if self.cache_dir else None
 
     # -- decoding ------------------------------------------------------------------------
     def _decode(self, ref: VideoRef, sampling: Sampling):
