@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from timefoil.benchmarks import BENCHMARKS, get_benchmark, register as register_benchmark
 from timefoil.cli import main
 from timefoil.models import MODELS, Model, load_model
-from timefoil.models.options import typed_options
+from timefoil.options import typed_options
 from timefoil.protocols import PROTOCOLS, Outcome, PlannedRequest, Protocol, get_protocol
 from timefoil.protocols import register as register_protocol
 from timefoil.protocols.choice import JUDGE_TWO
@@ -251,7 +251,7 @@ def test_model_options_are_typed_by_the_adapters_signature():
         {"seed": 7, "timeout": 2.5, "logprobs": False}
     assert load_model("random", {"seed": "5"}).seed == 5
     assert load_model("bag-of-frames", {"tolerance": "9"}).tolerance == 9
-    with pytest.raises(ValueError, match="unknown model option 'batch'; this model takes: .*batch_size"):
+    with pytest.raises(ValueError, match="unknown model option 'batch'; accepted: .*batch_size"):
         typed_options(HFGenerative, {"batch": "3"})
     with pytest.raises(ValueError, match="batch_size: expected int, got 'many'"):
         typed_options(HFGenerative, {"batch_size": "many"})

@@ -6,12 +6,13 @@ from collections import Counter
 from .benchmarks import get_benchmark
 from .models.reference import RandomModel
 from .offline import answer_offline
+from .options import typed_options
 from .scoring import score_records
 
 
 def inspect_benchmark(name: str, data_dir: str, protocol: str | None = None, **options) -> dict:
     bench = get_benchmark(name)
-    items = bench.load(data_dir, **options)
+    items = bench.load(data_dir, **typed_options(bench.load, options, f"{name} option"))
     main = [item for item in items if not item.is_proficiency]
     counts: Counter = Counter()
     seen = set()

@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from .benchmarks import DataError, get_benchmark
+from .options import typed_options
 
 @dataclass
 class PrepareReport:
@@ -61,7 +62,7 @@ def prepare(benchmark: str, dest: str, *, download: bool = True, youtube: bool =
         report.downloaded = download_from_hub(bench.hub_dataset, dest)
     elif bench.obtain:
         report.notes.append(bench.obtain)
-    items = bench.load(dest, **options)
+    items = bench.load(dest, **typed_options(bench.load, options, f"{benchmark} option"))
     files = _video_files(items)
     report.referenced = len(files)
     for path, source in sorted(files.items()):

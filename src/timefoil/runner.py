@@ -20,6 +20,7 @@ from .hashing import stable_hash
 from .items import Item
 from .judging import Judge
 from .models import Model, load_model
+from .options import typed_options
 from .paths import __version__, default_cache_dir
 from .redaction import redact
 from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
@@ -188,7 +189,8 @@ class Runner:
         _write_json(path, data)
 
     def plan(self) -> list[tuple[Item, PlannedRequest]]:
-        loaded = self.benchmark.load(self.config.data_dir or "", **self.config.benchmark_args)
+        options = typed_options(self.benchmark.load, self.config.benchmark_args, f"{self.benchmark.name} option")
+        loaded = self.benchmark.load(self.config.data_dir or "", **options)
         items = first_groups(sampled_groups(loaded, self.config.sample, self.config.seed), self.config.limit)
         config = self.config
         context = PlanContext(prompts=self.prompts, sampling=config.sampling, order_policy=config.order_policy,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Callable
@@ -112,6 +113,51 @@ def need(record: dict, names: str | tuple[str, ...], where: str):
             return record[name]
     accepted = " or ".join(repr(n) for n in names)
     raise DataError(f"{where}: missing field {accepted}")
+
+
+def need_text(record: dict, names: str | tuple[str, ...], where: str) -> str:
+    """A required non-empty string."""
+    value = need(record, names, where)
+    if not isinstance(value, str) or not value.strip():
+        raise DataError(f"{where}: field {_name(names)} must be a non-empty string, found {_shown(value)}")
+    return value
+
+
+def need_texts(record: dict, names: str | tuple[str, ...], where: str) -> tuple[str, ...]:
+    """A required non-empty list of non-empty strings (a lone string is not a list of one)."""
+    value = need(record, names, where)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v.strip() for v in value):
+        raise DataError(f"{where}: field {_name(names)} must be a non-empty list of non-empty strings, "
+                        f"found {_shown(value)}")
+    return tuple(value)
+
+
+def need_number(record: dict, names: str | tuple[str, ...], where: str) -> float:
+    """A required finite number (not a boolean, not a numeric string)."""
+    value = need(record, names, where)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DataError(f"{where}: field {_name(names)} must be a finite number, found {_shown(value)}")
+    return value
+
+
+def window(record: dict, start: str, end: str, where: str) -> tuple[float | None, float | None]:
+    """Optional [start, end] seconds: finite numbers with start < end when both are given."""
+    low = need_number(record, start, where) if record.get(start) is not None else None
+    high = need_number(record, end, where) if record.get(end) is not None else None
+    if low is not None and high is not None and not low < high:
+        raise DataError(f"{where}: {start} ({low}) must come before {end} ({high})")
+    if low is not None and low < 0:
+        raise DataError(f"{where}: {start} must not be negative, found {low}")
+    return low, high
+
+
+def _name(names: str | tuple[str, ...]) -> str:
+    return " or ".join(repr(n) for n in ((names,) if isinstance(names, str) else names))
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
 
 
 def find_file(data_dir: str, names: tuple[str, ...], what: str) -> str:

@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 from ..items import Item
 from ..scoring import SummarySpec
-from .base import Benchmark, paper_rows, DataError, find_file, need, read_json, read_jsonl, resolve_video
+from .base import Benchmark, DataError, find_file, need, need_text, paper_rows, read_json, read_jsonl, resolve_video
 
 SUBSETS = {"short_qa": "temporalbench_short_qa.json", "long_qa": "temporalbench_long_qa.json",
            "caption": "temporalbench_short_caption.json"}
@@ -35,14 +35,16 @@ def _caption_items(path: str, root: str) -> list[Item]:
     items = []
     for n, record in enumerate(_records(path), 1):
         where = f"{path}: record {n}"
-        source = need(record, ("dataset", "source_dataset"), where)
+        source = need_text(record, ("dataset", "source_dataset"), where)
         if source in EXCLUDED_FROM_CAPTIONING:
             continue
-        video = need(record, "video_name", where)
+        video = need_text(record, "video_name", where)
         prompt = record.get("question") or record.get("prompt")
+        if prompt is not None and not isinstance(prompt, str):
+            raise DataError(f"{where}: field 'question' must be a string, found {type(prompt).__name__}")
         items.append(Item(id=str(record.get("idx") or video), group_id=video, benchmark="temporalbench",
                           test="caption", videos=(resolve_video(root, video, where),),
-                          texts=(need(record, ("GT", "caption", "answer"), where),), options_are="references",
+                          texts=(need_text(record, ("GT", "caption", "answer"), where),), options_are="references",
                           categories=(source,), prompt=prompt or None))
     return items
 
@@ -52,16 +54,17 @@ def _binary_items(path: str, root: str, subset: str) -> list[Item]:
     items = []
     for n, record in enumerate(records, 1):
         where = f"{path}: record {n}"
-        question, gt = need(record, "question", where), need(record, "GT", where)
+        question, gt = need_text(record, "question", where), need_text(record, "GT", where)
         options = options_of(question, where)
         if gt not in options or len(options) != 2:
             raise DataError(f"{where}: GT {gt!r} must name one of two options, found {sorted(options)}")
-        video = need(record, "video_name", where)
+        video = need_text(record, "video_name", where)
         negative = next(text for letter, text in options.items() if letter != gt)
         items.append(Item(
             id=str(need(record, "idx", where)), group_id=video, benchmark="temporalbench", test=subset,
             videos=(resolve_video(root, video, where),), texts=(options[gt], negative),
-            categories=(need(record, ("dataset", "source_dataset"), where), need(record, "category", where)),
+            categories=(need_text(record, ("dataset", "source_dataset"), where),
+                        need_text(record, "category", where)),
             prompt=question, target_position=sorted(options).index(gt)))
     return items
 

@@ -10,7 +10,7 @@ from ..items import Item
 from ..protocols import Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
-from .base import Benchmark, paper_rows, DataError, find_file, need, resolve_video
+from .base import Benchmark, DataError, find_file, need_text, paper_rows, resolve_video
 from .tables import read_rows, table_files
 
 TESTS = ("control", "agent_random", "agent_bind", "coref", "action_adv", "action_manner", "action_bind", "chrono")
@@ -61,13 +61,14 @@ def _release(data_dir: str) -> tuple[str, list[tuple[str, int, dict]]]:
 def _from_csv(record: dict, path: str, n: int) -> dict:
     """A subset CSV row in the hub layout: gt names the true caption (cap1 / cap2, 1 / 2, or its text)."""
     where = f"{path}: row {n}"
-    cap1, cap2, gt = need(record, "cap1", where), need(record, "cap2", where), str(need(record, "gt", where))
+    cap1, cap2 = need_text(record, "cap1", where), need_text(record, "cap2", where)
+    gt = need_text(record, "gt", where)
     first = gt.strip().lower() in ("cap1", "1", "a", "0") or gt == cap1
     if not first and gt.strip().lower() not in ("cap2", "2", "b") and gt != cap2:
         raise DataError(f"{where}: gt {gt!r} names neither caption")
     name = os.path.splitext(os.path.basename(path))[0]
     test = V1_TESTS.get(record.get("test_name") or name, record.get("test_name") or name)
-    return {"test_name": test, "video_id": need(record, "video_id", where), "event": record.get("ev"),
+    return {"test_name": test, "video_id": need_text(record, "video_id", where), "event": record.get("ev"),
             "pos": cap1 if first else cap2, "neg": cap2 if first else cap1, "in_subset": True}
 
 
@@ -93,18 +94,20 @@ def load(data_dir: str, subset: str | None = None) -> list[Item]:
     root, rows = _release(data_dir)
     for path, n, record in rows:
         where = f"{path}: record {n}"
-        test = need(record, ("test_name", "test"), where)
+        if not isinstance(record, dict):
+            raise DataError(f"{where}: expected an object, found {type(record).__name__}")
+        test = need_text(record, ("test_name", "test"), where)
         test = V1_TESTS.get(test, test)
         if test not in TESTS:
             raise DataError(f"{where}: unknown test_name {test!r} (expected one of {', '.join(TESTS)})")
         counter[test] += 1
-        video_id = need(record, "video_id", where)
+        video_id = need_text(record, "video_id", where)
         item_id = str(record.get("id") or record.get("idx") or f"{test}-{counter[test]:05d}")
         if record.get("in_subset") in (True, 1, "true", "True", "1"):
             in_subset.add(item_id)
         items.append(Item(id=item_id, group_id=item_id, benchmark="velociti", test=test,
                           videos=(resolve_video(root, f"videos/{video_id}.mp4", where),),
-                          texts=(need(record, "pos", where), need(record, "neg", where)),
+                          texts=(need_text(record, "pos", where), need_text(record, "neg", where)),
                           metadata={"video_id": video_id, "event": record.get("event"),
                                     "youtube": _youtube(video_id)}))
     if subset == "paper":

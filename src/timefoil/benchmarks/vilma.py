@@ -6,7 +6,8 @@ import re
 
 from ..items import Item
 from ..scoring import SummarySpec
-from .base import Benchmark, paper_rows, DataError, need, read_json, resolve_video
+from .base import (Benchmark, DataError, need, need_number, need_text, need_texts, paper_rows, read_json, resolve_video,
+                   window)
 
 # file -> (test, subtest). Only these files make the benchmark; others in the folder are ignored.
 FILES = {
@@ -38,8 +39,8 @@ def _test_of(name: str) -> tuple[str, str]:
 def _video(root: str, record: dict, where: str):
     """video_file (searched with common extensions) or youtube_id, windowed by start/end
     seconds unless the file is already cut to them (a name ending in _<start>_<end>)."""
-    start, end = record.get("start_time"), record.get("end_time")
-    name = record.get("video_file") or need(record, ("video_file", "youtube_id"), where)
+    start, end = window(record, "start_time", "end_time", where)
+    name = need_text(record, ("video_file", "youtube_id"), where)
     if record.get("time_unit", "sec") != "sec":
         raise DataError(f"{where}: time_unit {record['time_unit']!r}; use the *-sec files (timestamps in seconds)")
     for ext in VIDEO_EXTENSIONS:
@@ -67,7 +68,8 @@ def member(record: dict, where: str) -> bool:
     proficiency caption (proficiency.human.caption == 1)."""
     mturk = need(record, "mturk", where + " (a file without human validation is not part of ViLMA)")
     human = need(need(record, "proficiency", where), "human", where + ": proficiency")
-    return need(mturk, "caption", where + ": mturk") >= 2 and need(human, "caption", where) == 1
+    return need_number(mturk, "caption", where + ": mturk") >= 2 and need_number(human, "caption",
+                                                                                  where + ": proficiency.human") == 1
 
 
 def breakdown(record: dict, test: str) -> tuple[str, ...]:
@@ -89,18 +91,20 @@ def load_file(path: str, root: str) -> list[Item]:
     stem, items = os.path.splitext(os.path.basename(path))[0], []
     for key, record in data.items():
         where = f"{path}: record {key!r}"
+        if not isinstance(record, dict):
+            raise DataError(f"{where}: expected an object, found {type(record).__name__}")
         if not member(record, where):
             continue
         group = f"{stem}:{key}"
         common = dict(group_id=group, benchmark="vilma", test=test, subtest=subtest,
                       videos=(_video(root, record, where),), categories=breakdown(record, test))
         proficiency = need(record, "proficiency", where)
-        items.append(Item(id=group, texts=(need(record, "caption", where), *need(record, "foils", where)),
+        items.append(Item(id=group, texts=(need_text(record, "caption", where), *need_texts(record, "foils", where)),
                           metadata={"dataset": record.get("dataset"), "youtube": _youtube(record)},
                           **common))
         items.append(Item(id=f"{group}:proficiency", role="proficiency",
-                          texts=(need(proficiency, "caption", where + ": proficiency"),
-                                 *need(proficiency, "foils", where + ": proficiency")), **common))
+                          texts=(need_text(proficiency, "caption", where + ": proficiency"),
+                                 *need_texts(proficiency, "foils", where + ": proficiency")), **common))
     return items
 
 

@@ -8,7 +8,7 @@ from ..items import Item
 from ..protocols import Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
-from .base import Benchmark, paper_rows, DataError, find_file, need, read_json, resolve_video
+from .base import Benchmark, DataError, find_file, need, need_text, paper_rows, read_json, resolve_video
 
 TEXT = "Which caption best describes this video? A. {c1}, B. {c2}"
 VIDEO = ("Which video segment matches this caption? Note: The video contains two segments separated by a 2-second "
@@ -29,11 +29,11 @@ def _published_orders(data_dir: str, name: str) -> dict[str, dict]:
     out = {}
     for n, record in enumerate(records, 1):
         where = f"{path}: record {n}"
-        gt = need(record, "GT", where)
+        gt = need_text(record, "GT", where)
         if gt not in ("A", "B"):
             raise DataError(f"{where}: GT must be 'A' or 'B', found {gt!r}")
         out[str(need(record, "idx", where))] = {"target_position": "AB".index(gt),
-                                                "prompt": need(record, "question", where),
+                                                "prompt": need_text(record, "question", where),
                                                 "joined_video": record.get("video_name")}
     return out
 
@@ -51,12 +51,12 @@ def load(data_dir: str, concatenated: str = "built") -> list[Item]:
     with open(path, newline="", encoding="utf-8") as handle:
         for row_number, row in enumerate(csv.DictReader(handle), 2):
             where = f"{path}: row {row_number}"
-            n = str(need(row, "index", where)).strip()
-            pos, neg = need(row, "pos_cap", where), need(row, "neg_cap", where)
+            n = need_text(row, "index", where).strip()
+            pos, neg = need_text(row, "pos_cap", where), need_text(row, "neg_cap", where)
             minor = [m.strip() for m in (row.get("minor") or "").split(";") if m.strip()]
             clips = [resolve_video(root, f"vinoground_videos/{n}_{s}.mp4", where) for s in ("pos", "neg")]
             common = dict(group_id=n, benchmark="vinoground", test="vinoground",
-                          categories=(need(row, "major", where), *minor))
+                          categories=(need_text(row, "major", where), *minor))
             for suffix, target in (("pos", 0), ("neg", 1)):
                 idx = f"{n}_{suffix}"
                 asked = {k: v for k, v in text_orders.get(idx, {}).items() if k != "joined_video"}

@@ -6,7 +6,7 @@ import os
 from ..items import Item
 from ..protocols import Prompts
 from ..scoring import SummarySpec
-from .base import Benchmark, paper_rows, need, read_jsonl, resolve_video, find_file
+from .base import Benchmark, find_file, need_text, paper_rows, read_jsonl, resolve_video
 
 ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type")
 
@@ -19,12 +19,12 @@ def load(data_dir: str) -> list[Item]:
             else os.path.dirname(path)
         for line, record in enumerate(read_jsonl(path), 1):
             where = f"{path}: line {line}"
-            source, name = need(record, "src_dataset", where), need(record, "video_name", where)
+            source, name = need_text(record, "src_dataset", where), need_text(record, "video_name", where)
             item_id = f"{aspect.lower()}-{line:05d}"  # rows repeat upstream: the line keeps them apart
             items.append(Item(
                 id=item_id, group_id=item_id, benchmark="vitatecs", test=aspect.lower(),
                 videos=(resolve_video(root, f"videos/{source}/{name}", where),),
-                texts=(need(record, "caption", where), need(record, "counterfactual", where)),
+                texts=(need_text(record, "caption", where), need_text(record, "counterfactual", where)),
                 categories=(source,), metadata={"source": source}))
     return items
 

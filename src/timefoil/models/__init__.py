@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .base import FrameSource, Model
-from .options import typed_options
+from ..options import typed_options
 from .reference import BagOfFramesModel, ConstantModel, RandomModel
 
 # loader(argument after "name:", options as given, cache directory of the run)

@@ -1,4 +1,4 @@
-"""``--model-arg key=value`` strings typed by the adapter's own signature."""
+"""``--model-arg`` / ``--bench-arg`` ``key=value`` strings typed by the signature of what takes them."""
 from __future__ import annotations
 
 import inspect
@@ -42,7 +42,7 @@ def convert(value: Any, annotation: Any, where: str) -> Any:
     raise ValueError(f"{where}: expected {names}, got {value!r}")
 
 
-def typed_options(target: Callable, options: dict[str, Any]) -> dict[str, Any]:
+def typed_options(target: Callable, options: dict[str, Any], what: str = "model option") -> dict[str, Any]:
     """``options`` converted to the types of ``target``'s keyword parameters; a name the
     target does not take is an error that lists the ones it does."""
     signature = inspect.signature(target)
@@ -59,7 +59,7 @@ def typed_options(target: Callable, options: dict[str, Any]) -> dict[str, Any]:
             if takes_any:
                 typed[key] = value
                 continue
-            usable = ", ".join(sorted(n for n in parameters if n not in ("model", "processor"))) or "none"
-            raise ValueError(f"unknown model option {key!r}; this model takes: {usable}")
-        typed[key] = convert(value, hints.get(key, parameters[key].annotation), f"model option {key}")
+            usable = ", ".join(sorted(n for n in parameters if n not in ("model", "processor", "path", "data_dir")))
+            raise ValueError(f"unknown {what} {key!r}; accepted: {usable or 'none'}")
+        typed[key] = convert(value, hints.get(key, parameters[key].annotation), f"{what} {key}")
     return typed
