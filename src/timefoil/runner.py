@@ -210,7 +210,10 @@ class Runner:
             frames = self.frames.get(request.video, request.sampling)
         except VideoError as exc:
             return {}, str(exc)
-        return {"n": int(frames.array.shape[0]), "degenerate": frames.degenerate}, None
+        info = {"n": int(frames.array.shape[0]), "degenerate": frames.degenerate}
+        if frames.rate_guessed:  # said in the record, never silently assumed
+            info["rate_guessed"] = True
+        return info, None
 
     def _ask(self, requests: list[Request]) -> list[Answer]:
         start = time.perf_counter()

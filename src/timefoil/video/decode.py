@@ -38,6 +38,11 @@ class VideoInfo:
     fps: float
     width: int
     height: int
+    rate_guessed: bool = False  # no timestamps (a raw elementary stream): the rate is the decoder's guess
+
+
+# Elementary streams carry no timestamps: their rate is a guess (FFmpeg assumes 25 fps).
+RAW_FORMATS = {"h264", "hevc", "m4v", "mjpeg", "rawvideo", "mpegvideo", "vc1", "av1", "obu", "ivf"}
 
 
 def _open(path: str):
@@ -88,15 +93,19 @@ def probe(path: str) -> VideoInfo:
             n = sum(1 for packet in container.demux(stream) if packet.size)
         if n <= 0:
             raise VideoEmpty(path, "no frames")
+        formats = set((container.format.name or "").split(","))
         return VideoInfo(n_frames=int(n), fps=float(rate), width=stream.codec_context.width,
-                         height=stream.codec_context.height)
+                         height=stream.codec_context.height,
+                         rate_guessed=bool(formats & RAW_FORMATS) or not stream.average_rate)
 
 
 def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | None = None) -> np.ndarray:
     """Frames at ``indices`` (any order, repeats allowed) as uint8 [n, height, width, 3].
 
-    One forward pass from the nearest keyframe before the first wanted frame; a frame's index
-    comes from its timestamp, so the result is exact for constant-rate video."""
+    Index i means the frame on screen at time i / rate: the last frame whose presentation
+    timestamp is at or before it. For constant-rate video that is exactly frame i; for a
+    variable-rate video it is the frame a viewer sees then. One forward pass from the nearest
+    keyframe before the first wanted time."""
     wanted = sorted(set(indices))
     if not wanted:
         raise ValueError("no frames requested")
@@ -112,18 +121,24 @@ def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | 
         kwargs = {"format": "rgb24"}
         if resize:
             kwargs.update(width=int(resize[0]), height=int(resize[1]))
-        wanted_set, last = set(wanted), wanted[-1]
-        sequential = 0
+        targets = iter(wanted)
+        target = next(targets, None)
+        shown, shown_at, sequential = None, Fraction(0), 0  # the frame on screen so far, and since when
         for frame in container.decode(stream):
-            if frame.pts is None:
-                index = sequential
-            else:
-                index = round((frame.pts - origin) * base * rate)
-            sequential = index + 1
-            if index in wanted_set:
-                found[index] = frame.to_ndarray(**kwargs)
-            if index >= last:
+            at = Fraction(frame.pts - origin) * base if frame.pts is not None else Fraction(sequential) / rate
+            sequential += 1
+            # every wanted time before this frame's shows the previous frame (or this one, first)
+            while target is not None and Fraction(target) / rate < at:
+                found[target] = (shown if shown is not None else frame).to_ndarray(**kwargs)
+                target = next(targets, None)
+            if target is None:
                 break
+            shown, shown_at = frame, at
+        # wanted times after the last frame began: it is still on screen for about a frame (longer
+        # means the file ends before its frames do: truncated)
+        while target is not None and shown is not None and Fraction(target) / rate < shown_at + 2 / rate:
+            found[target] = shown.to_ndarray(**kwargs)
+            target = next(targets, None)
     missing = [i for i in wanted if i not in found]
     if missing:
         raise VideoUndecodable(path, f"frames {missing[:5]}{'...' if len(missing) > 5 else ''} "

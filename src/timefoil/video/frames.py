@@ -22,6 +22,7 @@ class Frames:
     degenerate: bool = False
     times: tuple = ()  # seconds from the start of the shown timeline, per frame, after ablations
     sampled_fps: float | None = None  # the rate of the sampling (frames per second of timeline)
+    rate_guessed: bool = False  # a source without timestamps: its frame rate, so the times, are guesses
 
 
 @dataclass
@@ -65,10 +66,10 @@ class FrameStore:
         if decoded is None:
             decoded = self._decode(ref, sampling)
             self._save(key, decoded)
-        array, entries, degenerate, times, rate = decoded
+        array, entries, degenerate, times, rate, guessed = decoded
         order = ablation_order(len(entries), sampling, ref.key())
         return Frames(array[order], tuple(entries[i] for i in order), degenerate,
-                      tuple(float(times[i]) for i in order), rate)
+                      tuple(float(times[i]) for i in order), rate, guessed)
 
     # -- caching -------------------------------------------------------------------------
     def _load(self, key: str):
@@ -80,7 +81,8 @@ class FrameStore:
         if stored is None:
             return None
         value = (stored["array"], _entries_from(stored["entries"]), bool(stored["degenerate"]),
-                 [float(t) for t in stored["times"]], float(stored["rate"]))
+                 [float(t) for t in stored["times"]], float(stored["rate"]),
+                 bool(stored["rate_guessed"]) if "rate_guessed" in stored else False)
         self.stats.disk_hits += 1
         self._remember(key, value)
         return value
@@ -88,10 +90,10 @@ class FrameStore:
     def _save(self, key: str, value) -> None:
         self._remember(key, value)
         if self.disk:
-            array, entries, degenerate, times, rate = value
+            array, entries, degenerate, times, rate, guessed = value
             encoded = np.array([(-1, -1) if e is None else e for e in entries], dtype=np.int64).reshape(-1, 2)
             self.disk.save(key, array=array, entries=encoded, degenerate=degenerate,
-                           times=np.asarray(times, dtype=np.float64), rate=rate)
+                           times=np.asarray(times, dtype=np.float64), rate=rate, rate_guessed=guessed)
 
     def _remember(self, key: str, value) -> None:
         size = value[0].nbytes
@@ -131,7 +133,7 @@ class FrameStore:
         black = np.zeros((height, width, 3), np.uint8)
         array = np.stack([black if e is None else per_part[e[0]][e[1]] for e in plan.entries])
         times, rate = frame_times(plan.entries, parts, sampling, ref.gap)
-        return array, list(plan.entries), plan.degenerate, times, rate
+        return array, list(plan.entries), plan.degenerate, times, rate, any(i.rate_guessed for i in infos)
 
 
 def frame_times(entries, parts, sampling: Sampling, gap: float = 0.0) -> tuple[list[float], float]:
