@@ -247,5 +247,9 @@ def test_list_json():
 def test_demo_end_to_end(tmp_path):
     result = cli("demo", "--out", str(tmp_path / "demo"), "--per-family", "1")
     assert result.returncode == 0, result.stderr
-    assert "side by side" in result.stdout and "bag-of-frames" in result.stdout
+    assert "what each model shows" in result.stdout and "bag-of-frames" in result.stdout
+    summary = result.stdout.split("full tables:")[0].splitlines()  # the paths after it are the user's
+    assert max(len(line.rstrip()) for line in summary) <= 100  # fits a 100-column terminal
     assert os.path.exists(tmp_path / "demo" / "runs" / "bag-of-frames-similarity" / "items.jsonl")
+    assert "side by side" in open(tmp_path / "demo" / "tables.txt").read()  # the full tables, written beside
+    assert os.path.exists(tmp_path / "demo" / "report.html")

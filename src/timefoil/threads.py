@@ -2,8 +2,9 @@
 
 torch's default of one thread per logical core oversubscribes a shared machine (a forward pass
 measured 22 times slower on a busy 2-core box). timefoil sets the count itself: ``--threads``
-(or ``threads=``), else ``TIMEFOIL_THREADS``, else the physical cores this process may run on.
-Tests and parallel workers set 1 each.
+(or ``threads=``), else ``TIMEFOIL_THREADS``, else the physical cores this process may run on
+less those other processes keep busy (the one-minute load average), at least one. Tests and
+parallel workers set 1 each.
 """
 from __future__ import annotations
 
@@ -38,12 +39,22 @@ def physical_cores() -> int:
     return max(1, min(allowed, len(cores) if cores else allowed))
 
 
+def idle_cores() -> int:
+    """Physical cores minus the load other processes put on the machine (at least one)."""
+    cores = physical_cores()
+    try:
+        busy = int(os.getloadavg()[0] + 0.5)
+    except (AttributeError, OSError):
+        busy = 0
+    return max(1, cores - busy)
+
+
 def resolve_threads(threads: int | None = None) -> int:
     if threads is None and os.environ.get("TIMEFOIL_THREADS"):
         threads = int(os.environ["TIMEFOIL_THREADS"])
     if threads is not None and threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
-    return threads or physical_cores()
+    return threads or idle_cores()
 
 
 def apply_threads(threads: int | None = None) -> int:
@@ -56,4 +67,4 @@ def apply_threads(threads: int | None = None) -> int:
     return count
 
 
-__all__ = ["apply_threads", "physical_cores", "resolve_threads"]
+__all__ = ["apply_threads", "idle_cores", "physical_cores", "resolve_threads"]

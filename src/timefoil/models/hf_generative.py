@@ -50,8 +50,8 @@ class HFGenerative(RanksBySimilarity, Model):
     def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
-                 preprocess: str = "timefoil", video_as: str = "video", score: str = "auto", model=None,
-                 processor=None):
+                 preprocess: str = "timefoil", video_as: str = "video", score: str = "auto",
+                 choice_reading: str = "generate", model=None, processor=None):
         torch = _torch()
         self.path, self.revision, self.dtype = path, revision, dtype
         self.name = name or f"hf:{path}"
@@ -78,6 +78,10 @@ class HFGenerative(RanksBySimilarity, Model):
         self.multimodal = self.inputs.vision
         if score not in ("auto", "conditional", "perplexity"):
             raise ValueError("score must be auto, conditional or perplexity")
+        if choice_reading not in ("generate", "letters"):
+            raise ValueError("choice_reading must be generate (the full greedy answer) or letters (the likeliest "
+                             "option letter, one forward pass)")
+        self.choice_reading = choice_reading
         plain_lm = not self.multimodal and not self.inputs.template
         self.score_mode = ("perplexity" if plain_lm else "conditional") if score == "auto" else score
         self.prefix_reuse = bool(prefix_reuse)
@@ -88,7 +92,8 @@ class HFGenerative(RanksBySimilarity, Model):
         return {"name": "hf", "path": self.path, "revision": self.revision or getattr(
             self.model.config, "_commit_hash", None), "weights": weights_fingerprint(self.path),
                 "dtype": self.dtype, "max_new_tokens": self.max_new_tokens, **self.inputs.fingerprint(),
-                **({"score": "perplexity"} if self.score_mode == "perplexity" else {})}
+                **({"score": "perplexity"} if self.score_mode == "perplexity" else {}),
+                **({"choice_reading": "letters"} if self.choice_reading == "letters" else {})}
 
     @property
     def notes(self) -> dict:
@@ -171,6 +176,11 @@ class HFGenerative(RanksBySimilarity, Model):
         letter read off the first token alone would count "A man opens the door, so B" as A."""
         def group(batch: list[Request]) -> list[Answer]:
             rows = self._rows(batch, frames, caption=False)
+            if self.choice_reading == "letters":  # the likeliest letter: one forward pass, no generation
+                answers = [self._letters(r, logprobs, None) for r, (logprobs, _) in zip(batch, rows)]
+                for answer in answers:
+                    answer.raw = max(answer.probs, key=answer.probs.get) if answer.probs else None
+                return answers
             said = self._generate(batch, frames)
             return [self._letters(r, logprobs, answer.raw) for r, (logprobs, _), answer in zip(batch, rows, said)]
 

