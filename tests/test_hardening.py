@@ -243,3 +243,40 @@ def test_variable_frame_rate_video_decodes_by_timestamp_and_a_raw_stream_is_flag
     assert frames.rate_guessed and frames.array.shape[0] == 4
     again = FrameStore(cache_dir=str(tmp_path / "c")).get(VideoRef.file(raw), Sampling(frames=4))
     assert again.rate_guessed  # kept in the disk cache too
+
+
+VILMA_RECORD = {"dataset": "QUVA", "video_file": "clip", "start_time": 1.0, "end_time": 3.0, "time_unit": "sec",
+                "caption": "he jumps three times", "foils": ["he jumps five times"], "mturk": {"caption": 3},
+                "proficiency": {"caption": "he jumps", "foils": ["he sits"], "human": {"caption": 1}}}
+
+
+@pytest.mark.parametrize("benchmark, field, value, says", [
+    ("vilma", "foils", "a string", "field 'foils' must be a non-empty list of non-empty strings"),
+    ("vilma", "start_time", "abc", "field 'start_time' must be a finite number"),
+    ("vilma", "start_time", float("nan"), "field 'start_time' must be a finite number"),
+    ("vilma", "end_time", float("inf"), "field 'end_time' must be a finite number"),
+    ("vilma", "end_time", 0.5, "start_time (1.0) must come before end_time (0.5)"),
+    ("vilma", "caption", "", "field 'caption' must be a non-empty string"),
+    ("vitatecs", "caption", 42, "field 'caption' must be a non-empty string, found int 42"),
+    ("velociti", "pos", ["a"], "field 'pos' must be a non-empty string"),
+])
+def test_bad_annotations_end_in_one_line_naming_file_record_and_field(tmp_path, benchmark, field, value, says):
+    if benchmark == "vilma":
+        path = tmp_path / "relations.json"
+        path.write_text(json.dumps({"k1": {**VILMA_RECORD, field: value}}))
+    elif benchmark == "vitatecs":
+        row = {"src_dataset": "MSRVTT", "video_name": "v.mp4", "caption": "a", "counterfactual": "b"}
+        for aspect in ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type"):
+            (tmp_path / f"{aspect}.jsonl").write_text(json.dumps({**row, field: value}) + "\n")
+        path = tmp_path / "Direction.jsonl"
+    else:
+        path = tmp_path / "velociti.jsonl"
+        path.write_text(json.dumps({"test_name": "chrono", "video_id": "v", "pos": "a", "neg": "b", field: value})
+                        + "\n")
+    for command in (["inspect", benchmark, "--data", str(tmp_path)],
+                    ["run", benchmark, "--model", "random", "--data", str(tmp_path), "--out", str(tmp_path / "r")]):
+        result = cli(*command)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 1 and len(lines) == 1 and "Traceback" not in result.stderr
+        assert str(path) in lines[0] and says in lines[0], lines[0]
+    assert not os.path.exists(tmp_path / "r" / "items.jsonl")  # refused before any model ran

@@ -19,7 +19,7 @@ from .benchmarks import get_benchmark
 from .hashing import stable_hash
 from .items import Item
 from .judging import Judge
-from .models import Model, load_model
+from .models import Model, check_model_spec, load_model
 from .options import typed_options
 from .paths import __version__, default_cache_dir
 from .redaction import redact
@@ -142,6 +142,9 @@ class Runner:
         if self.config.protocol not in self.benchmark.protocols:
             raise RunError(f"{self.benchmark.name} has no {self.config.protocol!r} protocol; "
                            f"choose from {', '.join(self.benchmark.protocols)}")
+        for spec in ([] if model else [self.config.model]) + ([self.config.judge] if self.config.judge else []):
+            check_model_spec(spec)
+        self.items = self._load_items()  # a bad annotation is refused before any model loads
         self.model = model or load_model(self.config.model, self.config.model_args, cache_dir=self.cache_dir)
         self.judge = Judge(self.config.judge, load_model(self.config.judge, cache_dir=self.cache_dir)) \
             if self.config.judge else None
@@ -188,10 +191,13 @@ class Runner:
         data["model_notes"], data["threads"] = notes, self.threads
         _write_json(path, data)
 
-    def plan(self) -> list[tuple[Item, PlannedRequest]]:
+    def _load_items(self) -> list[Item]:
         options = typed_options(self.benchmark.load, self.config.benchmark_args, f"{self.benchmark.name} option")
         loaded = self.benchmark.load(self.config.data_dir or "", **options)
-        items = first_groups(sampled_groups(loaded, self.config.sample, self.config.seed), self.config.limit)
+        return first_groups(sampled_groups(loaded, self.config.sample, self.config.seed), self.config.limit)
+
+    def plan(self) -> list[tuple[Item, PlannedRequest]]:
+        items = self.items
         config = self.config
         context = PlanContext(prompts=self.prompts, sampling=config.sampling, order_policy=config.order_policy,
                               seed=config.seed, blind=config.blind, max_tokens=config.max_tokens)

@@ -86,14 +86,19 @@ MODELS: dict[str, tuple[Loader, str]] = {
 }
 
 
+def check_model_spec(spec: str) -> None:
+    """A spec naming no registered family is refused at once (before data or weights load)."""
+    if spec.partition(":")[0] not in MODELS:
+        raise ValueError(f"unknown model {spec!r}; available: {', '.join(sorted(MODELS))}")
+
+
 def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None = None) -> Model:
     """``cache_dir``: where a model may keep converted weights (the run's cache)."""
     from ..paths import default_cache_dir
 
+    check_model_spec(spec)
     name, _, arg = spec.partition(":")
-    if name not in MODELS:
-        raise ValueError(f"unknown model {spec!r}; available: {', '.join(sorted(MODELS))}")
     return MODELS[name][0](arg or None, dict(options or {}), cache_dir or default_cache_dir())
 
 
-__all__ = ["FrameSource", "MODELS", "Model", "load_model"]
+__all__ = ["FrameSource", "MODELS", "Model", "check_model_spec", "load_model"]
