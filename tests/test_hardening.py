@@ -280,3 +280,20 @@ def test_bad_annotations_end_in_one_line_naming_file_record_and_field(tmp_path, 
         assert result.returncode == 1 and len(lines) == 1 and "Traceback" not in result.stderr
         assert str(path) in lines[0] and says in lines[0], lines[0]
     assert not os.path.exists(tmp_path / "r" / "items.jsonl")  # refused before any model ran
+
+
+def test_a_remote_server_without_a_key_is_warned_about_once(capsys, monkeypatch):
+    pytest.importorskip("httpx")
+    from timefoil.models.openai_api import OpenAICompatible
+    from timefoil.requests import Request
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = OpenAICompatible("m", "http://192.0.2.1:9/v1", max_retries=0, timeout=0.2)  # TEST-NET: never answers
+    answers = model.answer([Request("generation", None, "hi"), Request("generation", None, "ho")], None)
+    assert all(a.error for a in answers)
+    model.answer([Request("generation", None, "again")], None)
+    warned = capsys.readouterr().err
+    assert warned.count("no API key in OPENAI_API_KEY for http://192.0.2.1:9/v1") == 1
+    local = OpenAICompatible("m", "http://127.0.0.1:9/v1", max_retries=0, timeout=0.2)
+    local.answer([Request("generation", None, "hi")], None)
+    assert "no API key" not in capsys.readouterr().err
