@@ -26,7 +26,7 @@ class FakeServer:
     def __init__(self, failure_rate=0.3, logprobs=True):
         self.failure_rate, self.logprobs = failure_rate, logprobs
         self.lock = threading.Lock()
-        self.calls, self.failures, self.auth = 0, 0, set()
+        self.calls, self.failures, self.auth, self.formats = 0, 0, set(), set()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -38,6 +38,8 @@ class FakeServer:
                 with outer.lock:
                     outer.calls += 1
                     outer.auth.add(self.headers.get("Authorization"))
+                    outer.formats.update(part["image_url"]["url"].split(";")[0] for part in
+                                         body["messages"][-1]["content"] if part.get("type") == "image_url")
                     failing = outer.failure_rate >= 1 or (outer.failure_rate > 0 and outer.calls % 10 in (1, 4, 7))
                     mode = outer.failures % 4
                     outer.failures += failing
@@ -159,3 +161,26 @@ def test_png_frames_decode_back():
 
     frame = np.random.default_rng(0).integers(0, 255, (7, 9, 3), dtype=np.uint8)
     assert np.array_equal(np.asarray(Image.open(BytesIO(png(frame)))), frame)
+
+
+@pytest.mark.parametrize("image_format", [None, "png", "webp"])
+def test_each_sample_is_encoded_once_whatever_asks_for_it(suite, tmp_path, image_format):
+    """Both option orders show the same frames: each (video, sampling) is encoded once. JPEG is
+    the default (what hosted APIs take, and a third the size of PNG); PNG and WebP on request."""
+    from timefoil.models import load_model
+
+    server = FakeServer(failure_rate=0.0)
+    args = {"image_format": image_format} if image_format else {}
+    model = load_model(f"openai:m@{server.url}", args)
+    try:
+        config = RunConfig("synth", f"openai:m@{server.url}", data_dir=suite, protocol="choice",
+                           order_policy="both", sampling=Sampling(frames=2), model_args=args)
+        report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "c"), model=model, progress=False)
+    finally:
+        server.close()
+    records = RunLog(str(tmp_path / "run")).read()
+    shown = {json.dumps(r["request"]["video"], sort_keys=True) for r in records}
+    assert report.errors == 0 and len(records) == server.calls > len(shown)
+    assert model.encoded.encodes == len(shown)  # once per sample, not once per request
+    assert server.formats == {f"data:image/{image_format or 'jpeg'}"}
+    assert model.fingerprint()["image_format"] == (image_format or "jpeg")

@@ -1,6 +1,7 @@
 """Any OpenAI-compatible chat-completions server: hosted APIs, vLLM, SGLang.
 
-Frames are sent as base64 images. Requests run concurrently up to a limit; 429, 5xx,
+Frames are sent as base64 images (JPEG at quality 90 by default; PNG or WebP on request), each
+sample encoded once however many requests show it. Requests run concurrently up to a limit; 429, 5xx,
 timeouts, dropped connections and malformed bodies are retried with exponential backoff and
 jitter, a bounded number of times, after which the request is recorded as an error. When the
 server returns ``logprobs``, Yes/No and option-letter probabilities are read from the first
@@ -16,12 +17,16 @@ import random
 import sys
 import threading
 import time
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Sequence
 from urllib.parse import urlparse
 
+from ..hashing import stable_hash
 from ..imaging import png
 from ..redaction import redact
 from ..requests import Answer, Request
+from ..video.frames import content_key
 from .base import FrameSource, Model
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -32,16 +37,65 @@ class TransientError(Exception):
     pass
 
 
-def image_url(array, image_format: str) -> str:
-    if image_format == "jpeg":
-        import io
+IMAGE_FORMATS = ("jpeg", "png", "webp")
 
-        from PIL import Image
 
-        buffer = io.BytesIO()
-        Image.fromarray(array).save(buffer, format="JPEG", quality=90)
-        return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
-    return "data:image/png;base64," + base64.b64encode(png(array)).decode()
+def image_url(array, image_format: str, quality: int = 90) -> str:
+    """One frame as a data URL. PNG is lossless; JPEG and WebP are lossy at ``quality``."""
+    if image_format == "png":
+        return "data:image/png;base64," + base64.b64encode(png(array)).decode()
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, format=image_format.upper(), quality=int(quality))
+    return f"data:image/{image_format};base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+class EncodedFrames:
+    """The data URLs of each shown sample, built once per (video, sampling, format) and reused
+    by every request that shows it (both option orders, every caption of a video), within a
+    memory bound (least recently used out first)."""
+
+    def __init__(self, max_bytes: int = 256 * 1024**2):
+        self.max_bytes, self.used = max_bytes, 0
+        self.entries: OrderedDict[str, list[str]] = OrderedDict()
+        self.pending: dict[str, Future] = {}
+        self.lock = threading.Lock()
+        self.encodes = 0
+
+    def get(self, key: str, build) -> list[str]:
+        """The sample's URLs; a thread asking for one another thread is building waits for it."""
+        with self.lock:
+            if key in self.entries:
+                self.entries.move_to_end(key)
+                return self.entries[key]
+            waiting = self.pending.get(key)
+            if waiting is None:
+                waiting = self.pending[key] = Future()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            return waiting.result()
+        try:
+            urls = build()
+        except BaseException as exc:
+            with self.lock:
+                self.pending.pop(key, None)
+            waiting.set_exception(exc)
+            raise
+        with self.lock:
+            self.encodes += 1
+            self.pending.pop(key, None)
+            self.entries[key] = urls
+            self.used += sum(len(u) for u in urls)
+            while self.used > self.max_bytes and len(self.entries) > 1:
+                _, old = self.entries.popitem(last=False)
+                self.used -= sum(len(u) for u in old)
+        waiting.set_result(urls)
+        return urls
 
 
 def _first_token_probs(choice: dict) -> list[tuple[str, float]]:
@@ -62,27 +116,43 @@ class OpenAICompatible(Model):
     def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", *,
                  api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, max_retries: int = 5,
                  timeout: float = 120.0, backoff: float = 1.0, max_backoff: float = 30.0, logprobs: bool = True,
-                 top_logprobs: int = 20, image_format: str = "png", max_tokens: int | None = None,
-                 seed: int | None = 0):
+                 top_logprobs: int = 20, image_format: str = "jpeg", image_quality: int = 90,
+                 max_tokens: int | None = None, seed: int | None = 0):
+        if image_format not in IMAGE_FORMATS:
+            raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}")
+        if not 1 <= int(image_quality) <= 100:
+            raise ValueError(f"image_quality must be 1 to 100, not {image_quality}")
         self.model, self.base_url = model, base_url.rstrip("/")
         self.name = f"openai:{model}@{self.base_url}"
         self.api_key_env, self.concurrency, self.max_retries = api_key_env, int(concurrency), int(max_retries)
         self.timeout, self.backoff, self.max_backoff = float(timeout), float(backoff), float(max_backoff)
         self.logprobs, self.top_logprobs = bool(logprobs), int(top_logprobs)
-        self.image_format, self.max_tokens, self.seed = image_format, max_tokens, seed
+        self.image_format, self.image_quality = image_format, int(image_quality)
+        self.max_tokens, self.seed = max_tokens, seed
+        self.encoded = EncodedFrames()
+        self._frames_lock = threading.Lock()  # the frame source is shared with the encoding threads
         self.stats = {"http_requests": 0, "retries": 0}
         self._warned = False
 
     def fingerprint(self) -> dict:  # the key is deliberately absent
         return {"name": "openai", "model": self.model, "base_url": self.base_url, "logprobs": self.logprobs,
                 "top_logprobs": self.top_logprobs, "image_format": self.image_format,
+                **({"image_quality": self.image_quality} if self.image_format != "png" else {}),
                 "max_tokens": self.max_tokens, "seed": self.seed}
 
     def _payload(self, request: Request, frames: FrameSource, logprobs: bool) -> dict:
         content: list[dict[str, Any]] = []
         if request.video is not None:
-            for frame in frames(request.video, request.sampling).array:
-                content.append({"type": "image_url", "image_url": {"url": image_url(frame, self.image_format)}})
+            key = stable_hash([content_key(request.video), request.sampling.to_json() if request.sampling else None,
+                               self.image_format, self.image_quality])
+
+            def build() -> list[str]:
+                with self._frames_lock:
+                    shown = frames(request.video, request.sampling).array
+                return [image_url(frame, self.image_format, self.image_quality) for frame in shown]
+
+            for url in self.encoded.get(key, build):
+                content.append({"type": "image_url", "image_url": {"url": url}})
         content.append({"type": "text", "text": request.text})
         messages = [{"role": "system", "content": request.system}] if request.system else []
         messages.append({"role": "user", "content": content})
@@ -105,9 +175,9 @@ class OpenAICompatible(Model):
 
     def _chat(self, requests: Sequence[Request], frames: FrameSource, read_probs) -> list[Answer]:
         """``read_probs(request, alternatives, answer)`` reads the first token's alternatives
-        into the answer; None asks for no logprobs (free generation)."""
-        payloads = [self._payload(r, frames, read_probs is not None) for r in requests]
-        coroutine = self._post_all(payloads)
+        into the answer; None asks for no logprobs (free generation). Payloads are built in
+        worker threads and each is sent as soon as it is ready: encoding overlaps waiting."""
+        coroutine = self._post_all(requests, frames, read_probs is not None)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -126,7 +196,7 @@ class OpenAICompatible(Model):
         answer.error, answer.raw = redact(answer.error, secret), redact(answer.raw, secret)
         return answer
 
-    async def _post_all(self, payloads: list[dict]) -> list[dict | Answer]:
+    async def _post_all(self, requests: Sequence[Request], frames: FrameSource, logprobs: bool) -> list[dict | Answer]:
         import httpx
 
         key = os.environ.get(self.api_key_env, "")
@@ -135,13 +205,19 @@ class OpenAICompatible(Model):
             self._warned = True
             print(f"timefoil: no API key in {self.api_key_env} for {self.base_url}; requests go unauthenticated",
                   file=sys.stderr)
-        limit = asyncio.Semaphore(self.concurrency)
-        async with httpx.AsyncClient(timeout=self.timeout, headers=headers) as client:
-            async def one(payload):
-                async with limit:
-                    return await self._post(client, payload)
+        in_flight = asyncio.Semaphore(self.concurrency)  # requests on the wire, not payloads being built
+        loop = asyncio.get_running_loop()
+        with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, os.cpu_count() or 1))) as encoders:
+            async with httpx.AsyncClient(timeout=self.timeout, headers=headers) as client:
+                async def one(request: Request) -> dict | Answer:
+                    try:
+                        payload = await loop.run_in_executor(encoders, self._payload, request, frames, logprobs)
+                    except Exception as exc:  # a frame that cannot be shown fails its request alone
+                        return Answer(error=f"model error: {type(exc).__name__}: {exc}")
+                    async with in_flight:
+                        return await self._post(client, payload)
 
-            return await asyncio.gather(*(one(p) for p in payloads))
+                return await asyncio.gather(*(one(r) for r in requests))
 
     async def _post(self, client, payload: dict) -> dict | Answer:
         import httpx
