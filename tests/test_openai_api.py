@@ -27,6 +27,7 @@ class FakeServer:
         self.failure_rate, self.logprobs = failure_rate, logprobs
         self.lock = threading.Lock()
         self.calls, self.failures, self.auth, self.formats = 0, 0, set(), set()
+        self.latency, self.in_flight, self.most_in_flight, self.arrivals = 0.0, 0, 0, []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -35,6 +36,18 @@ class FakeServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer.lock:
+                    outer.arrivals.append(time.monotonic())
+                    outer.in_flight += 1
+                    outer.most_in_flight = max(outer.most_in_flight, outer.in_flight)
+                try:
+                    time.sleep(outer.latency)
+                    self._answer(body)
+                finally:
+                    with outer.lock:
+                        outer.in_flight -= 1
+
+            def _answer(self, body):
                 with outer.lock:
                     outer.calls += 1
                     outer.auth.add(self.headers.get("Authorization"))
@@ -184,3 +197,25 @@ def test_each_sample_is_encoded_once_whatever_asks_for_it(suite, tmp_path, image
     assert model.encoded.encodes == len(shown)  # once per sample, not once per request
     assert server.formats == {f"data:image/{image_format or 'jpeg'}"}
     assert model.fingerprint()["image_format"] == (image_format or "jpeg")
+
+
+def test_requests_leave_while_frames_are_still_being_encoded_and_never_beyond_the_limit(tmp_path):
+    """Payloads are sent as each is ready: the first request reaches the server before the last
+    sample is encoded, and no more than `concurrency` are ever in flight."""
+    from timefoil.models import load_model
+
+    suite = str(tmp_path / "suite")
+    generate(suite, per_family=2, seed=4, families=("order", "direction", "speed"))
+    server = FakeServer(failure_rate=0.0)
+    server.latency = 0.05
+    args = {"image_format": "png", "concurrency": "3"}
+    model = load_model(f"openai:m@{server.url}", args)
+    try:
+        config = RunConfig("synth", f"openai:m@{server.url}", data_dir=suite, protocol="entailment",
+                           sampling=Sampling(frames=8), model_args=args)
+        report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "c"), model=model, progress=False)
+    finally:
+        server.close()
+    assert report.errors == 0 and model.encoded.encodes > 3
+    assert min(server.arrivals) < model.encoded.last_encoded  # sending began before encoding ended
+    assert server.most_in_flight <= 3

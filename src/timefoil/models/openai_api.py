@@ -63,6 +63,7 @@ class EncodedFrames:
         self.entries: OrderedDict[str, list[str]] = OrderedDict()
         self.pending: dict[str, Future] = {}
         self.lock = threading.Lock()
+        self.last_encoded = 0.0  # monotonic time of the latest encoding (when the last sample was ready)
         self.encodes = 0
 
     def get(self, key: str, build) -> list[str]:
@@ -88,6 +89,7 @@ class EncodedFrames:
             raise
         with self.lock:
             self.encodes += 1
+            self.last_encoded = time.monotonic()
             self.pending.pop(key, None)
             self.entries[key] = urls
             self.used += sum(len(u) for u in urls)
