@@ -219,3 +219,25 @@ def test_requests_leave_while_frames_are_still_being_encoded_and_never_beyond_th
     assert report.errors == 0 and model.encoded.encodes > 3
     assert min(server.arrivals) < model.encoded.last_encoded  # sending began before encoding ended
     assert server.most_in_flight <= 3
+
+
+def test_a_missing_video_on_the_served_path_is_that_videos_error(suite, tmp_path):
+    """The served path decodes as it prepares requests; a missing file is still recorded as a
+    missing video for its requests, and the others are answered."""
+    import glob
+
+    server = FakeServer(failure_rate=0.0)
+    gone = sorted(glob.glob(os.path.join(suite, "videos", "*.mp4")))[0]
+    os.remove(gone)
+    try:
+        config = RunConfig("synth", f"openai:m@{server.url}", data_dir=suite, protocol="entailment",
+                           sampling=Sampling(frames=2))
+        report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "c"), progress=False)
+    finally:
+        server.close()
+    records = RunLog(str(tmp_path / "run")).read()
+    failed = [r for r in records if r["answer"]["error"]]
+    assert failed and all(r["answer"]["error"].startswith("missing video: ") and gone in r["answer"]["error"]
+                          for r in failed)
+    assert len(failed) < len(records) and report.errors == len({r["item"]["id"] for r in failed})
+    assert server.calls == len({r["request"]["key"] for r in records if not r["answer"]["error"]})

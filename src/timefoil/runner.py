@@ -299,9 +299,16 @@ class Runner:
         return stable_hash([self.fingerprint, request_key], 40)
 
     def _answer_batch(self, keys, requests, pending, log, cache, advance) -> None:
-        info = {k: self._frame_info(requests[k]) for k in keys}
-        askable = [k for k in keys if info[k][1] is None]
-        answers = dict(zip(askable, self._ask([requests[k] for k in askable]))) if askable else {}
+        if getattr(self.model, "prepares_frames", False):
+            # A served model decodes each video as its request is prepared, so decoding overlaps
+            # waiting for the server; the frame facts are read afterwards (from memory), and a
+            # video that cannot be decoded is that video's error, as on the other path.
+            answers = dict(zip(keys, self._ask([requests[k] for k in keys])))
+            info = {k: self._frame_info(requests[k]) for k in keys}
+        else:
+            info = {k: self._frame_info(requests[k]) for k in keys}
+            askable = [k for k in keys if info[k][1] is None]
+            answers = dict(zip(askable, self._ask([requests[k] for k in askable]))) if askable else {}
         entries = []
         for key in keys:
             frames, video_error = info[key]

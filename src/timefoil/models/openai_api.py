@@ -26,6 +26,7 @@ from ..hashing import stable_hash
 from ..imaging import png
 from ..redaction import redact
 from ..requests import Answer, Request
+from ..video.decode import VideoError
 from ..video.frames import content_key
 from .base import FrameSource, Model
 
@@ -114,6 +115,7 @@ def _first_token_probs(choice: dict) -> list[tuple[str, float]]:
 
 class OpenAICompatible(Model):
     batch_size = 64
+    prepares_frames = True  # decodes in its worker threads while earlier requests are in flight
 
     def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", *,
                  api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, max_retries: int = 5,
@@ -214,6 +216,8 @@ class OpenAICompatible(Model):
                 async def one(request: Request) -> dict | Answer:
                     try:
                         payload = await loop.run_in_executor(encoders, self._payload, request, frames, logprobs)
+                    except VideoError as exc:  # the runner records the video's own error for it
+                        return Answer(error=str(exc))
                     except Exception as exc:  # a frame that cannot be shown fails its request alone
                         return Answer(error=f"model error: {type(exc).__name__}: {exc}")
                     async with in_flight:
