@@ -25,3 +25,12 @@ def vinoground_group(g: int) -> list[Item]:
         Item(id=f"{g}-v1", videos=(v1, v2), texts=(c1,), target=0, role="video", options_are="videos", **common),
         Item(id=f"{g}-v2", videos=(v1, v2), texts=(c2,), target=1, role="video", options_are="videos", **common),
     ]
+
+
+def generated_suite(tmp_path_factory, seed: int, per_family: int = 2) -> str:
+    """A synthetic suite rendered into a fresh folder (module-scoped fixtures share one)."""
+    from timefoil.synth import generate
+
+    root = str(tmp_path_factory.mktemp("suite"))
+    generate(root, per_family=per_family, seed=seed)
+    return root

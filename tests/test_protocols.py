@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
+from helpers import generated_suite
 from click.testing import CliRunner
 
 from timefoil.benchmarks import BENCHMARKS, get_benchmark, register as register_benchmark
@@ -21,15 +22,12 @@ from timefoil.protocols.choice import JUDGE_TWO
 from timefoil.requests import Answer, Request
 from timefoil.runner import RunConfig, RunError, Runner, run, score_run
 from timefoil.stats import proportion
-from timefoil.synth import generate
 from timefoil.video import write_video
 
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("suite"))
-    generate(root, per_family=2, seed=3)
-    return root
+    return generated_suite(tmp_path_factory, seed=3)
 
 
 # -- the judge ----------------------------------------------------------------------------

@@ -9,22 +9,20 @@ import sys
 import time
 
 import pytest
+from helpers import generated_suite
 
 from timefoil.models import MODELS, Model
 from timefoil.models.reference import BagOfFramesModel, RandomModel
 from timefoil.requests import Answer
 from timefoil.runner import RunConfig, RunError, run, score_run
 from timefoil.store import RunLog
-from timefoil.synth import generate
 
 HERE = os.path.dirname(__file__)
 
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("suite"))
-    generate(root, per_family=2, seed=1)
-    return root
+    return generated_suite(tmp_path_factory, seed=1)
 
 
 def ids_of(run_dir):

@@ -44,6 +44,11 @@ class Prompts:
     answer_tokens: int = 16  # a letter or Yes/No; chain of thought needs about a thousand
 
 
+def asked_kind(kind: str, prompts: Prompts) -> str:
+    """The request kind a question of ``kind`` is asked as: free generation when it reasons."""
+    return "generation" if prompts.reasoning else kind
+
+
 @dataclass(frozen=True)
 class PlanContext:
     """How a run asks: the benchmark's prompts, the sampling, option order and blindness."""
@@ -67,7 +72,7 @@ class PlanContext:
     def question(self, kind: str, text: str, ref: VideoRef | None, **fields) -> Request:
         """A question as asked: the suffix added; a reasoning question is free generation."""
         prompts = self.prompts
-        return Request("generation" if prompts.reasoning else kind, self.video(ref), text + prompts.suffix,
+        return Request(asked_kind(kind, prompts), self.video(ref), text + prompts.suffix,
                        self.shown_sampling, system=prompts.system, max_tokens=self.answer_tokens, **fields)
 
     def video(self, ref: VideoRef | None) -> VideoRef | None:
@@ -149,6 +154,7 @@ class Protocol(ABC):
     description: str = ""
     metrics: dict[str, str] = {}  # metric name -> meaning, for `timefoil list`
     needs_options: bool = True  # False: items with reference texts instead of options
+    reasons: bool = False  # asks through PlanContext.question, so a reasoning variant asks for generation
 
     # -- planning -----------------------------------------------------------------------
     def plan(self, items: Sequence[Item], context: PlanContext) -> list[tuple[Item, PlannedRequest]]:
@@ -168,7 +174,7 @@ class Protocol(ABC):
 
     def request_kinds(self, prompts: Prompts) -> set[str]:
         """The request kinds a model must answer for this protocol asked with ``prompts``."""
-        return {self.kind}
+        return {asked_kind(self.kind, prompts) if self.reasons else self.kind}
 
     # -- reading answers ----------------------------------------------------------------
     def read(self, request: dict[str, Any], answer: Answer, verdict: dict[str, Any] | None = None) -> Parsed | None:

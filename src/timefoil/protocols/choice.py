@@ -90,6 +90,7 @@ def fill_choice(template: str, texts: Sequence[str], labels: Sequence[str], capt
 
 class Choice(Protocol):
     name = kind = "choice"
+    reasons = True
     description = "the options shown together under letters; one balanced order, or every order"
     metrics = {"accuracy": "choice accuracy (per question asked)",
                "central picks / central is true": "3+ options: answers naming the option closest to the others, "
@@ -129,9 +130,6 @@ class Choice(Protocol):
                                           {"position": position, "order": order, **context.reasoning},
                                           len(positions)))
         return planned
-
-    def request_kinds(self, prompts) -> set[str]:
-        return {"generation" if prompts.reasoning else self.kind}
 
     def read(self, request: dict[str, Any], answer: Answer, verdict: dict | None = None) -> Parsed:
         """The answer's letter. A reasoned answer is read by the judge when there is one (every

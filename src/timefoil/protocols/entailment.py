@@ -47,6 +47,7 @@ def entailment_value(answer: Answer, reasoning: bool = False) -> tuple[float | N
 
 class Entailment(PerOption):
     name = kind = "entailment"
+    reasons = True
     description = "a Yes/No question per option: e = p(Yes) / (p(Yes) + p(No))"
     metrics = {"StrictVLE": "e(V,C+) > 0.5 and e(V,C-) < 0.5", "ClassicVLE": "e(V,C+) > e(V,C-)",
                "acc(pos)": "e(V,C+) > 0.5", "acc(neg|pos)": "negatives right among items whose positive was right"}
@@ -57,9 +58,6 @@ class Entailment(PerOption):
 
     def stored(self, context: PlanContext) -> dict[str, Any]:
         return context.reasoning
-
-    def request_kinds(self, prompts) -> set[str]:
-        return {"generation" if prompts.reasoning else self.kind}
 
     def read(self, request: dict[str, Any], answer: Answer, verdict: dict | None = None) -> Parsed:
         return parse_yes_no(conclusion(answer.raw) if request.get("reasoning") else answer.raw)
