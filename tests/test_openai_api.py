@@ -241,3 +241,72 @@ def test_a_missing_video_on_the_served_path_is_that_videos_error(suite, tmp_path
                           for r in failed)
     assert len(failed) < len(records) and report.errors == len({r["item"]["id"] for r in failed})
     assert server.calls == len({r["request"]["key"] for r in records if not r["answer"]["error"]})
+
+
+def test_answers_are_recorded_as_they_arrive_not_at_the_end_of_a_batch(tmp_path):
+    """All the suite's requests fit one batch of 64; still, when the last request reaches the
+    server, the answers to earlier ones are already in items.jsonl."""
+    suite = str(tmp_path / "suite")
+    generate(suite, per_family=2, seed=4, families=("order", "direction", "speed"))
+    run_dir = str(tmp_path / "run")
+    log = os.path.join(run_dir, "items.jsonl")
+    server = FakeServer(failure_rate=0.0)
+    server.latency = 0.05
+    lines_at_arrival = []
+    reply = server.reply
+
+    def counting_reply(body):
+        lines_at_arrival.append(open(log, "rb").read().count(b"\n") if os.path.exists(log) else 0)
+        return reply(body)
+
+    server.reply = counting_reply
+    try:
+        config = RunConfig("synth", f"openai:m@{server.url}", data_dir=suite, protocol="entailment",
+                           sampling=Sampling(frames=2), model_args={"concurrency": "2"})
+        report = run(config, run_dir, cache_dir=str(tmp_path / "c"), progress=False)
+    finally:
+        server.close()
+    records = RunLog(run_dir).read()
+    assert report.errors == 0 and len(lines_at_arrival) == len({r["request"]["key"] for r in records}) < 64
+    assert lines_at_arrival[0] == 0 and lines_at_arrival[-1] >= len(lines_at_arrival) // 2
+
+
+def test_sigkill_mid_run_on_the_served_path_then_resume_loses_and_duplicates_nothing(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    suite = str(tmp_path / "suite")
+    generate(suite, per_family=2, seed=4, families=("order", "direction", "speed"))
+    server = FakeServer(failure_rate=0.0)
+    server.latency = 0.05
+    out, log = str(tmp_path / "run"), os.path.join(str(tmp_path / "run"), "items.jsonl")
+    command = [sys.executable, "-m", "timefoil.cli", "run", "synth", "--model", f"openai:m@{server.url}",
+               "--model-arg", "concurrency=2", "--protocol", "entailment", "--frames", "2", "--data", suite,
+               "--out", out, "--cache-dir", str(tmp_path / "c"), "--no-progress"]
+    reference = str(tmp_path / "reference")
+    try:
+        subprocess.run([*command[:-5], "--out", reference, "--cache-dir", str(tmp_path / "c0"), "--no-progress"],
+                       check=True, capture_output=True, timeout=300)
+        total = len(RunLog(reference).read())
+        kills = []
+        for target in (3, total // 3, 2 * total // 3):
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 120
+            while proc.poll() is None and time.monotonic() < deadline:
+                if os.path.exists(log) and open(log, "rb").read().count(b"\n") >= target:
+                    break
+                time.sleep(0.002)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            kills.append(len(RunLog(out).read()))
+        assert kills[0] < total and kills[-1] < total, f"the run finished before a kill: {kills}"
+        subprocess.run(command, check=True, capture_output=True, timeout=300)
+    finally:
+        server.close()
+    got = [r["id"] for r in RunLog(out).read()]
+    assert len(got) == len(set(got)) == total
+    assert set(got) == {r["id"] for r in RunLog(reference).read()}
+    score = [sys.executable, "-m", "timefoil.cli", "score", "--json"]
+    assert json.loads(subprocess.run([*score, out], capture_output=True, text=True).stdout) == \
+        json.loads(subprocess.run([*score, reference], capture_output=True, text=True).stdout)

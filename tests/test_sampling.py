@@ -101,6 +101,18 @@ def test_decode_once_memory_then_disk(videos, tmp_path):
     assert again.stats.decodes == 1
 
 
+def test_threads_asking_for_one_sample_at_once_share_a_single_decode(videos, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    ref = VideoRef.file(videos[0])
+    store = FrameStore(cache_dir=str(tmp_path))
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: store.get(ref, Sampling(frames=8)), range(16)))
+    assert store.stats.decodes == 1 and store.stats.memory_hits + store.stats.disk_hits <= 15
+    assert all(np.array_equal(r.array, results[0].array) for r in results)
+    assert read_numbers(results[0]) == read_numbers(FrameStore().get(ref, Sampling(frames=8)))
+
+
 def test_resize(videos):
     frames = FrameStore().get(VideoRef.file(videos[0]), Sampling(frames=2, resize=(24, 16)))
     assert frames.array.shape == (2, 16, 24, 3)

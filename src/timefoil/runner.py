@@ -10,10 +10,11 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from .benchmarks import get_benchmark
 from .hashing import stable_hash
@@ -31,6 +32,9 @@ from .threads import apply_threads
 from .video.decode import VideoError
 from .video.frames import FrameStore
 from .video.sampling import Sampling
+
+Entry = tuple[str, "Answer", dict]  # (request key, answer, frame facts): one answered request before recording
+
 
 class RunError(RuntimeError):
     """A run that cannot start (bad configuration, unsupported protocol, mismatched run dir)."""
@@ -272,24 +276,16 @@ class Runner:
         try:
             todo = sum(len(users) for users in pending.values())
             with _progress(self.progress, todo, len(planned) - todo, self.config.benchmark) as advance:
-                cached = cache.get_many([self._cache_key(k) for k in keys])
-                batch: list[str] = []
-                hits: list[tuple[str, Answer, dict]] = []
-                for key in keys:
-                    hit = cached.get(self._cache_key(key))
-                    if hit is not None:
-                        hits.append((key, Answer.from_json(hit["answer"]), hit["frames"]))
-                        if len(hits) >= 256:
-                            self._store(hits, pending, log, cache, advance)
-                            hits = []
-                        continue
-                    batch.append(key)
-                    if len(batch) >= self.model.batch_size:
-                        self._answer_batch(batch, requests, pending, log, cache, advance)
-                        batch = []
-                self._store(hits, pending, log, cache, advance)
-                if batch:
-                    self._answer_batch(batch, requests, pending, log, cache, advance)
+                found = cache.get_many([self._cache_key(k) for k in keys])
+                cached = {k: found[self._cache_key(k)] for k in keys if self._cache_key(k) in found}
+                hits = [(k, Answer.from_json(hit["answer"]), hit["frames"]) for k, hit in cached.items()]
+                for start in range(0, len(hits), 256):
+                    self._store(hits[start:start + 256], pending, log, cache, advance)
+                asked = [k for k in keys if k not in cached]
+                for entries in self._answers(asked, requests):
+                    cache.put_many({self._cache_key(key): {"answer": answer.to_json(), "frames": frames}
+                                    for key, answer, frames in entries if not answer.error})
+                    self._store(entries, pending, log, cache, advance)
         finally:
             cache.close()
             self._record_notes()
@@ -298,34 +294,46 @@ class Runner:
     def _cache_key(self, request_key: str) -> str:
         return stable_hash([self.fingerprint, request_key], 40)
 
-    def _answer_batch(self, keys, requests, pending, log, cache, advance) -> None:
-        if getattr(self.model, "prepares_frames", False):
-            # A served model decodes each video as its request is prepared, so decoding overlaps
-            # waiting for the server; the frame facts are read afterwards (from memory), and a
-            # video that cannot be decoded is that video's error, as on the other path.
-            answers = dict(zip(keys, self._ask([requests[k] for k in keys])))
-            info = {k: self._frame_info(requests[k]) for k in keys}
-        else:
-            info = {k: self._frame_info(requests[k]) for k in keys}
-            askable = [k for k in keys if info[k][1] is None]
-            answers = dict(zip(askable, self._ask([requests[k] for k in askable]))) if askable else {}
-        entries = []
-        for key in keys:
-            frames, video_error = info[key]
-            entries.append((key, Answer(error=video_error) if video_error else answers[key], frames))
-        cache.put_many({self._cache_key(key): {"answer": answer.to_json(), "frames": frames}
-                        for key, answer, frames in entries if not answer.error})
-        self._store(entries, pending, log, cache, advance)
+    def _answers(self, keys: list[str], requests: dict[str, Request]) -> Iterator[list[Entry]]:
+        """(key, answer, frame facts) in groups, each group recorded as soon as it is yielded.
+        A model that streams (a server) gets every request at once and its answers are recorded
+        as they arrive; the others answer in batches of their ``batch_size``."""
+        stream = getattr(self.model, "stream_answers", None)
+        answered: set[str] = set()
+        if stream is not None and keys:
+            try:
+                for arrived in stream([requests[k] for k in keys], self._frames):
+                    # The model decoded as it prepared each request, so the frame facts come from
+                    # memory; a video that cannot be decoded is that video's error, as below.
+                    entries = [self._entry(keys[index], requests[keys[index]], answer) for index, answer in arrived]
+                    answered.update(key for key, _, _ in entries)
+                    yield entries
+            except Exception as exc:  # the stream itself broke: the rest go through the batch path
+                print(f"timefoil: {self.model.name} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
+                      "asking the remaining requests in batches", file=sys.stderr)
+        rest = [k for k in keys if k not in answered]
+        for start in range(0, len(rest), self.model.batch_size):
+            yield self._answer_batch(rest[start:start + self.model.batch_size], requests)
 
-    def _store(self, entries: list[tuple[str, Answer, dict]], pending, log, cache, advance) -> None:
+    def _entry(self, key: str, request: Request, answer: Answer) -> Entry:
+        frames, video_error = self._frame_info(request)
+        return key, Answer(error=video_error) if video_error else answer, frames
+
+    def _answer_batch(self, keys: list[str], requests: dict[str, Request]) -> list[Entry]:
+        info = {k: self._frame_info(requests[k]) for k in keys}
+        askable = [k for k in keys if info[k][1] is None]
+        answers = dict(zip(askable, self._ask([requests[k] for k in askable]))) if askable else {}
+        return [(key, Answer(error=info[key][1]) if info[key][1] else answers[key], info[key][0]) for key in keys]
+
+    def _store(self, entries: list[Entry], pending, log, cache, advance) -> None:
         """Append the records of answered requests, with the judge's verdicts where one reads them."""
         if not entries:
             return
         verdicts: list[dict | None] = [None] * len(entries)
         if self.judge:
             stored = [stored_request(pending[key][0][1], key) for key, _, _ in entries]
-            verdicts = self.judge.verdicts(self.protocol, [(r, a) for r, (_, a, _) in zip(stored, entries)], cache,
-                                           self._frames)
+            verdicts = self.judge.verdicts(self.protocol, [(r, a) for r, (_, a, _) in zip(stored, entries)],
+                                           cache, self._frames)
         for (key, answer, frames), verdict in zip(entries, verdicts):
             log.append(records_for(pending[key], answer, frames, key, self.protocol, verdict))
             advance(len(pending[key]))

@@ -13,17 +13,19 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import queue
 import random
 import sys
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterator, Sequence
 from urllib.parse import urlparse
 
 from ..hashing import stable_hash
 from ..imaging import png
+from ..once import OnceEach
 from ..redaction import redact
 from ..requests import Answer, Request
 from ..video.decode import VideoError
@@ -62,42 +64,31 @@ class EncodedFrames:
     def __init__(self, max_bytes: int = 256 * 1024**2):
         self.max_bytes, self.used = max_bytes, 0
         self.entries: OrderedDict[str, list[str]] = OrderedDict()
-        self.pending: dict[str, Future] = {}
+        self.building = OnceEach()
         self.lock = threading.Lock()
         self.last_encoded = 0.0  # monotonic time of the latest encoding (when the last sample was ready)
         self.encodes = 0
 
     def get(self, key: str, build) -> list[str]:
         """The sample's URLs; a thread asking for one another thread is building waits for it."""
+        return self._cached(key) or self.building.run(key, lambda: self._cached(key) or self._keep(key, build()))
+
+    def _cached(self, key: str) -> list[str] | None:
         with self.lock:
             if key in self.entries:
                 self.entries.move_to_end(key)
                 return self.entries[key]
-            waiting = self.pending.get(key)
-            if waiting is None:
-                waiting = self.pending[key] = Future()
-                mine = True
-            else:
-                mine = False
-        if not mine:
-            return waiting.result()
-        try:
-            urls = build()
-        except BaseException as exc:
-            with self.lock:
-                self.pending.pop(key, None)
-            waiting.set_exception(exc)
-            raise
+        return None
+
+    def _keep(self, key: str, urls: list[str]) -> list[str]:
         with self.lock:
             self.encodes += 1
             self.last_encoded = time.monotonic()
-            self.pending.pop(key, None)
             self.entries[key] = urls
             self.used += sum(len(u) for u in urls)
             while self.used > self.max_bytes and len(self.entries) > 1:
                 _, old = self.entries.popitem(last=False)
                 self.used -= sum(len(u) for u in old)
-        waiting.set_result(urls)
         return urls
 
 
@@ -115,7 +106,6 @@ def _first_token_probs(choice: dict) -> list[tuple[str, float]]:
 
 class OpenAICompatible(Model):
     batch_size = 64
-    prepares_frames = True  # decodes in its worker threads while earlier requests are in flight
 
     def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", *,
                  api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, max_retries: int = 5,
@@ -134,7 +124,6 @@ class OpenAICompatible(Model):
         self.image_format, self.image_quality = image_format, int(image_quality)
         self.max_tokens, self.seed = max_tokens, seed
         self.encoded = EncodedFrames()
-        self._frames_lock = threading.Lock()  # the frame source is shared with the encoding threads
         self.stats = {"http_requests": 0, "retries": 0}
         self._warned = False
 
@@ -151,8 +140,7 @@ class OpenAICompatible(Model):
                                self.image_format, self.image_quality])
 
             def build() -> list[str]:
-                with self._frames_lock:
-                    shown = frames(request.video, request.sampling).array
+                shown = frames(request.video, request.sampling).array
                 return [image_url(frame, self.image_format, self.image_quality) for frame in shown]
 
             for url in self.encoded.get(key, build):
@@ -169,61 +157,115 @@ class OpenAICompatible(Model):
         return payload
 
     def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        return self._chat(requests, frames, _yes_no_probs)
+        return self._collect(requests, frames)
 
     def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        return self._chat(requests, frames, _letter_probs)
+        return self._collect(requests, frames)
 
     def answer_generation(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        return self._chat(requests, frames, None)
+        return self._collect(requests, frames)
 
-    def _chat(self, requests: Sequence[Request], frames: FrameSource, read_probs) -> list[Answer]:
-        """``read_probs(request, alternatives, answer)`` reads the first token's alternatives
-        into the answer; None asks for no logprobs (free generation). Payloads are built in
-        worker threads and each is sent as soon as it is ready: encoding overlaps waiting."""
-        coroutine = self._post_all(requests, frames, read_probs is not None)
+    def _collect(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        answers: list[Answer | None] = [None] * len(requests)
+        for arrived in self.stream_answers(requests, frames):
+            for index, answer in arrived:
+                answers[index] = answer
+        return answers  # type: ignore[return-value]
+
+    def stream_answers(self, requests: Sequence[Request], frames: FrameSource) -> Iterator[list[tuple[int, Answer]]]:
+        """(index, answer) pairs as the server returns them: each time, all that arrived since
+        the last. The requests are sent from an event loop in a thread of its own (so this works
+        inside a notebook's loop too); closing the iterator cancels what is still in flight."""
+        arrivals: queue.Queue = queue.Queue()
+        running: dict[str, Any] = {}
+        started = threading.Event()
+
+        def serve() -> None:
+            async def main() -> None:
+                running["loop"], running["task"] = asyncio.get_running_loop(), asyncio.current_task()
+                started.set()
+                await self._post_all(requests, frames, arrivals)
+
+            try:
+                asyncio.run(main())
+            except asyncio.CancelledError:
+                pass
+            except BaseException as exc:  # a fault of the pipeline itself: raised to the caller
+                arrivals.put(exc)
+            finally:
+                started.set()
+
+        thread = threading.Thread(target=serve, name="timefoil-openai", daemon=True)
+        thread.start()
+        started.wait()
+        remaining = len(requests)
         try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            results = asyncio.run(coroutine)
-        else:  # called from inside an event loop (a notebook): run in a thread of its own
-            box: list = []
-            thread = threading.Thread(target=lambda: box.append(asyncio.run(coroutine)))
-            thread.start()
+            while remaining:
+                arrived = [arrivals.get()]
+                while True:
+                    try:
+                        arrived.append(arrivals.get_nowait())
+                    except queue.Empty:
+                        break
+                for entry in arrived:
+                    if isinstance(entry, BaseException):
+                        raise entry
+                remaining -= len(arrived)
+                yield arrived
+        finally:
+            if thread.is_alive() and "task" in running:
+                running["loop"].call_soon_threadsafe(running["task"].cancel)
             thread.join()
-            results = box[0]
-        secret = os.environ.get(self.api_key_env) or None
-        return [self._clean(self._read(r, result, read_probs), secret) for r, result in zip(requests, results)]
 
-    @staticmethod
-    def _clean(answer: Answer, secret: str | None) -> Answer:
-        answer.error, answer.raw = redact(answer.error, secret), redact(answer.raw, secret)
-        return answer
-
-    async def _post_all(self, requests: Sequence[Request], frames: FrameSource, logprobs: bool) -> list[dict | Answer]:
+    async def _post_all(self, requests: Sequence[Request], frames: FrameSource, arrivals: queue.Queue) -> None:
+        """Workers take requests in order; each builds its payload in a thread (decode, encode
+        once per sample), waits for a place among the ``concurrency`` requests on the wire, and
+        puts the read answer on ``arrivals``. Twice as many workers as places keep the next
+        payloads ready while earlier requests are in flight, and bound the payloads in memory."""
         import httpx
 
         key = os.environ.get(self.api_key_env, "")
+        secret = key or None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         if not key and urlparse(self.base_url).hostname not in LOCAL_HOSTS and not self._warned:
             self._warned = True
             print(f"timefoil: no API key in {self.api_key_env} for {self.base_url}; requests go unauthenticated",
                   file=sys.stderr)
-        in_flight = asyncio.Semaphore(self.concurrency)  # requests on the wire, not payloads being built
+        in_flight = asyncio.Semaphore(self.concurrency)
         loop = asyncio.get_running_loop()
+        queued = iter(enumerate(requests))
         with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, os.cpu_count() or 1))) as encoders:
             async with httpx.AsyncClient(timeout=self.timeout, headers=headers) as client:
-                async def one(request: Request) -> dict | Answer:
+                async def answer(request: Request) -> Answer:
+                    reader = READERS.get(request.kind, False)
+                    if reader is False:
+                        return Answer(error=f"model error: {self.name} cannot answer {request.kind} requests")
                     try:
-                        payload = await loop.run_in_executor(encoders, self._payload, request, frames, logprobs)
+                        payload = await loop.run_in_executor(encoders, self._payload, request, frames,
+                                                             reader is not None)
                     except VideoError as exc:  # the runner records the video's own error for it
                         return Answer(error=str(exc))
                     except Exception as exc:  # a frame that cannot be shown fails its request alone
                         return Answer(error=f"model error: {type(exc).__name__}: {exc}")
                     async with in_flight:
-                        return await self._post(client, payload)
+                        result = await self._post(client, payload)
+                    return self._clean(self._read(request, result, reader), secret)
 
-                return await asyncio.gather(*(one(r) for r in requests))
+                async def worker() -> None:
+                    for index, request in queued:
+                        try:
+                            arrivals.put((index, await answer(request)))
+                        except asyncio.CancelledError:
+                            raise
+                        except Exception as exc:  # an unreadable body fails its request alone
+                            arrivals.put((index, Answer(error=f"model error: {type(exc).__name__}: {exc}")))
+
+                await asyncio.gather(*(worker() for _ in range(min(len(requests), 2 * self.concurrency))))
+
+    @staticmethod
+    def _clean(answer: Answer, secret: str | None) -> Answer:
+        answer.error, answer.raw = redact(answer.error, secret), redact(answer.raw, secret)
+        return answer
 
     async def _post(self, client, payload: dict) -> dict | Answer:
         import httpx
@@ -276,3 +318,7 @@ def _yes_no_probs(request: Request, alternatives: list[tuple[str, float]], answe
 def _letter_probs(request: Request, alternatives: list[tuple[str, float]], answer: Answer) -> None:
     letters = [(t.strip().strip("().:").upper(), p) for t, p in alternatives]
     answer.probs = {label: sum(p for w, p in letters if w == label) for label in request.labels}
+
+
+# How each request kind's first-token alternatives are read; None: free generation, no logprobs asked.
+READERS = {"entailment": _yes_no_probs, "choice": _letter_probs, "generation": None}

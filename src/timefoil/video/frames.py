@@ -1,6 +1,11 @@
-"""Decode each (video content, sampling) once: a memory LRU in front of an on-disk cache."""
+"""Decode each (video content, sampling) once: a memory LRU in front of an on-disk cache.
+
+A FrameStore may be shared by threads (a served model decodes in its workers while the runner
+reads frame facts): the memory cache is locked, and two threads asking for one sample wait for
+a single decode of it."""
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -8,6 +13,7 @@ import numpy as np
 
 from ..hashing import file_hash, stable_hash
 from ..items import VideoRef
+from ..once import OnceEach
 from .decode import VideoError, VideoUndecodable, decode_indices, probe
 from .diskcache import FrameDiskCache
 from .sampling import FramePlan, PartInfo, Sampling, ablation_order, plan_frames, window_frames
@@ -56,6 +62,8 @@ class FrameStore:
     stats: FrameStats = field(default_factory=FrameStats)
     _memory: OrderedDict = field(default_factory=OrderedDict)
     _used: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _decoding: OnceEach = field(default_factory=OnceEach, repr=False)
 
     def __post_init__(self) -> None:
         self.disk = FrameDiskCache(self.cache_dir) if self.cache_dir else None
@@ -63,9 +71,8 @@ class FrameStore:
     def get(self, ref: VideoRef, sampling: Sampling) -> Frames:
         key = stable_hash({"video": content_key(ref), "sampling": sampling.decode_key()}, 32)
         decoded = self._load(key)
-        if decoded is None:
-            decoded = self._decode(ref, sampling)
-            self._save(key, decoded)
+        if decoded is None:  # looked up again inside: another thread may have just decoded it
+            decoded = self._decoding.run(key, lambda: self._load(key) or self._save(key, self._decode(ref, sampling)))
         array, entries, degenerate, times, rate, guessed = decoded
         order = ablation_order(len(entries), sampling, ref.key())
         return Frames(array[order], tuple(entries[i] for i in order), degenerate,
@@ -73,39 +80,43 @@ class FrameStore:
 
     # -- caching -------------------------------------------------------------------------
     def _load(self, key: str):
-        if key in self._memory:
-            self._memory.move_to_end(key)
-            self.stats.memory_hits += 1
-            return self._memory[key]
+        with self._lock:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                self.stats.memory_hits += 1
+                return self._memory[key]
         stored = self.disk.load(key) if self.disk else None
         if stored is None:
             return None
         value = (stored["array"], _entries_from(stored["entries"]), bool(stored["degenerate"]),
                  [float(t) for t in stored["times"]], float(stored["rate"]),
                  bool(stored["rate_guessed"]) if "rate_guessed" in stored else False)
-        self.stats.disk_hits += 1
+        with self._lock:
+            self.stats.disk_hits += 1
         self._remember(key, value)
         return value
 
-    def _save(self, key: str, value) -> None:
+    def _save(self, key: str, value):
         self._remember(key, value)
         if self.disk:
             array, entries, degenerate, times, rate, guessed = value
             encoded = np.array([(-1, -1) if e is None else e for e in entries], dtype=np.int64).reshape(-1, 2)
             self.disk.save(key, array=array, entries=encoded, degenerate=degenerate,
                            times=np.asarray(times, dtype=np.float64), rate=rate, rate_guessed=guessed)
+        return value
 
     def _remember(self, key: str, value) -> None:
-        size = value[0].nbytes
-        self._memory[key] = value
-        self._used += size
-        while self._used > self.memory_bytes and len(self._memory) > 1:
-            _, old = self._memory.popitem(last=False)
-            self._used -= old[0].nbytes
+        with self._lock:
+            self._used += value[0].nbytes - (self._memory[key][0].nbytes if key in self._memory else 0)
+            self._memory[key] = value
+            while self._used > self.memory_bytes and len(self._memory) > 1:
+                _, old = self._memory.popitem(last=False)
+                self._used -= old[0].nbytes
 
     # -- decoding ------------------------------------------------------------------------
     def _decode(self, ref: VideoRef, sampling: Sampling):
-        self.stats.decodes += 1
+        with self._lock:
+            self.stats.decodes += 1
         sources = ref.parts if ref.is_concat else (ref,)
         infos, parts = [], []
         for source in sources:
