@@ -9,23 +9,33 @@ so decoding and image encoding are part of it.
 Per case it prints the wall time, the CPU-bound time (the same run against a server that
 answers at once), the latency bound (requests x latency / concurrency) and
 ratio = wall / max(CPU-bound, latency bound): 1.0 means timefoil adds nothing to what the
-slower of the CPU and the server imposes. The last line is one JSON object.
+slower of the CPU and the server imposes. It also prints, per workload, the CPU time of
+timefoil's process for both option orders over that for one (balanced) order: the frames of a
+sample are encoded once, so the second order should cost little more than its requests. The
+server runs in a process of its own so that its work is not counted. The last line is one
+JSON object.
 
-    python bench/api_throughput.py [--videos 24] [--latencies 0.02,1] [--threads N]
+Every figure is the median of ``--repeats`` runs (3): a workload of a few seconds varies by a
+third from run to run on a shared 2-core machine.
+
+    python bench/api_throughput.py [--videos 24] [--latencies 0.02,1] [--repeats 3] [--threads N]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
 from timefoil.runner import RunConfig, run
+from timefoil.store import RunLog
 from timefoil.threads import apply_threads
 from timefoil.video import Sampling, write_video
 
@@ -33,31 +43,26 @@ ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionali
 CONCURRENCY = 8
 
 
-class Server:
-    """Answers every chat completion with "A" after ``latency`` seconds."""
+def serve() -> None:
+    """The fake server: answers every chat completion with "A" after the latency named in the
+    request's model ("lat-0.02"). Prints its port, then serves until killed."""
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
 
-    def __init__(self):
-        self.latency, self.calls = 0.0, 0
-        outer = self
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            time.sleep(float(body["model"].removeprefix("lat-")))
+            data = json.dumps({"choices": [{"message": {"content": "A"}, "finish_reason": "stop"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers["Content-Length"]))
-                time.sleep(outer.latency)
-                outer.calls += 1
-                body = json.dumps({"choices": [{"message": {"content": "A"}, "finish_reason": "stop"}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(http.server_address[1], flush=True)
+    http.serve_forever()
 
 
 def make_video(path: str, seed: int) -> None:
@@ -94,28 +99,39 @@ def temporalbench_shaped(root: str, videos: list[str], questions: int = 4) -> No
         json.dump(records, handle)
 
 
-def timed_run(benchmark: str, data: str, server: Server, latency: float, scratch: str) -> tuple[float, int]:
-    server.latency, server.calls = latency, 0
+def timed_run(benchmark: str, data: str, url: str, latency: float, scratch: str,
+              order: str = "both") -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of this process, distinct requests) of one run from empty caches."""
     out = tempfile.mkdtemp(dir=scratch)
-    config = RunConfig(benchmark, f"openai:bench@{server.url}", data_dir=data, protocol="choice", order_policy="both",
-                       sampling=Sampling(frames=8), model_args={"concurrency": str(CONCURRENCY), "logprobs": "false"})
-    start = time.perf_counter()
+    config = RunConfig(benchmark, f"openai:lat-{latency:g}@{url}", data_dir=data, protocol="choice",
+                       order_policy=order, sampling=Sampling(frames=8),
+                       model_args={"concurrency": str(CONCURRENCY), "logprobs": "false"})
+    start, cpu = time.perf_counter(), time.process_time()
     report = run(config, os.path.join(out, "run"), cache_dir=os.path.join(out, "cache"), progress=False)
-    elapsed = time.perf_counter() - start
-    if report.errors or not server.calls:
-        raise SystemExit(f"{benchmark}: {report.errors} errors, {server.calls} requests: the workload is broken")
-    return elapsed, server.calls
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    requests = len({r["request"]["key"] for r in RunLog(os.path.join(out, "run")).read()})
+    if report.errors or not requests:
+        raise SystemExit(f"{benchmark}: {report.errors} errors, {requests} requests: the workload is broken")
+    return elapsed, cpu, requests
+
+
+def median_run(repeats: int, *args, **kwargs) -> tuple[float, float, int]:
+    """The median wall time and the median CPU time of ``repeats`` runs."""
+    runs = [timed_run(*args, **kwargs) for _ in range(repeats)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), runs[0][2]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--videos", type=int, default=24)
     parser.add_argument("--latencies", default="0.02,1")
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int)
     args = parser.parse_args()
     apply_threads(args.threads)
-    server = Server()
-    results = []
+    server = subprocess.Popen([sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
+    results, orders = [], []
     with tempfile.TemporaryDirectory() as scratch:
         root = os.path.join(scratch, "workload")  # not "data": VITATECS reads <repo>/data/ as its annotations
         os.makedirs(os.path.join(root, "videos", "MSRVTT"))
@@ -126,17 +142,26 @@ def main() -> None:
         temporalbench_shaped(root, names[: max(1, args.videos // 4)])
         print(f"{'case':38s} {'wall s':>8} {'CPU s':>8} {'bound s':>8} {'ratio':>6}")
         for benchmark in ("vitatecs", "temporalbench"):
-            cpu, requests = timed_run(benchmark, root, server, 0.0, scratch)
+            cpu, cpu_both, requests = median_run(args.repeats, benchmark, root, url, 0.0, scratch)
+            _, cpu_one, one_order = median_run(args.repeats, benchmark, root, url, 0.0, scratch, order="balanced")
+            orders.append({"workload": benchmark, "requests": [one_order, requests], "cpu_s": [round(cpu_one, 3),
+                           round(cpu_both, 3)], "ratio": round(cpu_both / cpu_one, 3)})
             for latency in (float(x) for x in args.latencies.split(",")):
-                wall, _ = timed_run(benchmark, root, server, latency, scratch)
+                wall, _, _ = median_run(args.repeats, benchmark, root, url, latency, scratch)
                 bound = requests * latency / CONCURRENCY
                 ratio = wall / max(cpu, bound)
                 case = f"{benchmark} both orders, {requests} req, {latency:g} s"
                 print(f"{case:38s} {wall:8.2f} {cpu:8.2f} {bound:8.2f} {ratio:6.2f}")
                 results.append({"case": case, "wall": round(wall, 3), "cpu_bound": round(cpu, 3),
                                 "latency_bound": round(bound, 3), "ratio": round(ratio, 3)})
-    print(json.dumps({"worst_ratio": max(r["ratio"] for r in results), "cases": results}))
+    server.kill()
+    for entry in orders:
+        one, both = entry["requests"]
+        print(f"{entry['workload']}: CPU time of both orders ({both} req) / one order ({one} req): "
+              f"{entry['cpu_s'][1]:.2f} / {entry['cpu_s'][0]:.2f} = {entry['ratio']:.2f}")
+    print(json.dumps({"worst_ratio": max(r["ratio"] for r in results), "cases": results,
+                      "worst_orders_cpu_ratio": max(o["ratio"] for o in orders), "orders": orders}))
 
 
 if __name__ == "__main__":
-    main()
+    serve() if sys.argv[1:] == ["--serve"] else main()

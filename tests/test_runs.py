@@ -251,3 +251,37 @@ def test_demo_end_to_end(tmp_path):
     assert os.path.exists(tmp_path / "demo" / "runs" / "bag-of-frames-similarity" / "items.jsonl")
     assert "side by side" in open(tmp_path / "demo" / "tables.txt").read()  # the full tables, written beside
     assert os.path.exists(tmp_path / "demo" / "report.html")
+
+
+class BreakingStream(RandomModel):
+    """Streams its answers three at a time, in reverse order, then breaks after nine."""
+
+    def __init__(self):
+        super().__init__()
+        self.streamed, self.batched = 0, 0
+
+    def stream_answers(self, requests, frames):
+        order = list(range(len(requests)))[::-1]
+        for start in range(0, len(order), 3):
+            if self.streamed >= 9:
+                raise ConnectionError("server went away")
+            chunk = order[start:start + 3]
+            self.streamed += len(chunk)
+            yield list(zip(chunk, self.answer_similarity([requests[i] for i in chunk], frames)))
+
+    def answer(self, requests, frames):
+        self.batched += len(requests)
+        return super().answer(requests, frames)
+
+
+def test_a_broken_stream_hands_the_rest_to_the_batch_path_and_scores_equal_the_plain_model(suite, tmp_path, capfd):
+    config = RunConfig("synth", "random", data_dir=suite, limit=6)
+    model = BreakingStream()
+    streamed = run(config, str(tmp_path / "s"), cache_dir=str(tmp_path / "c1"), model=model, progress=False)
+    plain = run(config, str(tmp_path / "p"), cache_dir=str(tmp_path / "c2"), model=RandomModel(), progress=False)
+    ids = ids_of(str(tmp_path / "s"))
+    asked = len({r["request"]["key"] for r in RunLog(str(tmp_path / "s")).read()})
+    assert model.streamed == 9 and model.batched == asked - 9 > 0
+    assert len(ids) == len(set(ids)) and sorted(ids) == sorted(ids_of(str(tmp_path / "p")))
+    assert streamed.to_json() == plain.to_json()
+    assert "stopped streaming (ConnectionError: server went away)" in capfd.readouterr().err

@@ -19,7 +19,12 @@ class Model:
     Each method gets requests of its kind, grouped so that requests sharing a video are
     adjacent, and a frame source backed by the run's decode-once cache. It returns one
     Answer per request, in order; an exception fails the batch, and the runner then retries
-    the requests one by one so that only the culprit is recorded as an error."""
+    the requests one by one so that only the culprit is recorded as an error.
+
+    A model that answers requests independently as they come back (a server) may also define
+    ``stream_answers(requests, frames)``: an iterator of lists of (index, Answer), each list
+    what arrived since the last. The runner then hands it every pending request at once and
+    records each answer as it arrives; if the stream breaks, the rest go through the batch path."""
 
     name: str = "model"
     batch_size: int = 32
