@@ -1,0 +1,145 @@
+"""Any benchmark as a folder: ``benchmark.json`` + ``items.jsonl`` (+ the videos).
+
+The format a builder writes, a converter produces or a person types by hand, read with
+``timefoil run items --data DIR``. One JSON object per line of ``items.jsonl``:
+
+    {"id": "a1", "group": "a", "test": "order", "video": "videos/a.mp4",
+     "texts": ["a man jumps, then a dog barks", "a dog barks, then a man jumps"], "target": 0}
+
+- text options (a caption and k foils): ``video`` + ``texts`` + ``target``;
+- video options (one text, several videos): ``videos`` + ``text`` + ``target``;
+- a 2x2 group (two videos, two texts): four items that share ``group``;
+- a proficiency pair: a second item of the group with ``"role": "proficiency"``;
+- free generation: ``video`` + ``references``.
+
+Optional: ``subtest``, ``categories``, ``prompt`` (a question asked verbatim),
+``target_position``, ``labels``, ``metadata``, and for any video ``{"path", "start", "end"}``
+in place of the path. ``group`` defaults to the id. Paths are relative to the folder.
+
+``benchmark.json``: ``{"name": ..., "description": ..., "tests": [...]}`` (all optional);
+``name`` becomes each item's benchmark name.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable
+
+from ..items import Item, VideoRef
+from ..scoring import SummarySpec
+from .base import Benchmark, DataError, need, need_text, need_texts, read_json, read_jsonl, resolve_video, window
+
+ITEMS, META = "items.jsonl", "benchmark.json"
+ROLES = ("main", "proficiency")
+
+
+def read_meta(data_dir: str) -> dict[str, Any]:
+    path = os.path.join(data_dir, META)
+    meta = read_json(path) if os.path.exists(path) else {}
+    if not isinstance(meta, dict):
+        raise DataError(f"{path}: expected an object")
+    return meta
+
+
+def load(data_dir: str) -> list[Item]:
+    path = os.path.join(data_dir, ITEMS)
+    if not os.path.exists(path):
+        raise DataError(f"{path} not found: a benchmark folder holds {ITEMS} (and {META})")
+    name = str(read_meta(data_dir).get("name") or os.path.basename(os.path.abspath(data_dir)))
+    items, seen = [], set()
+    for number, record in enumerate(read_jsonl(path), 1):
+        item = item_from_json(record, data_dir, name, f"{path}: line {number}")
+        if item.id in seen:
+            raise DataError(f"{path}: line {number}: id {item.id!r} appears twice")
+        seen.add(item.id)
+        items.append(item)
+    return items
+
+
+def _video(value, data_dir: str, where: str) -> VideoRef:
+    if isinstance(value, str):
+        return resolve_video(data_dir, value, where)
+    path = need_text(value, "path", where)
+    start, end = window(value, "start", "end", where)
+    ref = resolve_video(data_dir, path, where)
+    return VideoRef.file(ref.path, start, end)
+
+
+def item_from_json(record: dict, data_dir: str, benchmark: str, where: str) -> Item:
+    item_id = need_text(record, "id", where)
+    common: dict[str, Any] = {
+        "id": item_id, "group_id": str(record.get("group") or item_id), "benchmark": benchmark,
+        "test": need_text(record, "test", where), "subtest": record.get("subtest"),
+        "role": record.get("role", "main"), "categories": tuple(record.get("categories") or ()),
+        "prompt": record.get("prompt"), "target_position": record.get("target_position"),
+        "labels": tuple(record.get("labels") or ()), "metadata": dict(record.get("metadata") or {})}
+    if common["role"] not in ROLES:
+        raise DataError(f"{where}: role must be one of {', '.join(ROLES)}, found {common['role']!r}")
+    target = record.get("target", 0)
+    if isinstance(target, bool) or not isinstance(target, int):
+        raise DataError(f"{where}: field 'target' must be an option index, found {target!r}")
+    try:
+        if "references" in record:
+            return Item(**common, videos=(_video(need(record, "video", where), data_dir, where),),
+                        texts=need_texts(record, "references", where), options_are="references")
+        if "videos" in record:
+            videos = record["videos"]
+            if not isinstance(videos, list):
+                raise DataError(f"{where}: field 'videos' must be a list")
+            return Item(**common, videos=tuple(_video(v, data_dir, where) for v in videos),
+                        texts=(need_text(record, "text", where),), target=target, options_are="videos")
+        return Item(**common, videos=(_video(need(record, "video", where), data_dir, where),),
+                    texts=need_texts(record, "texts", where), target=target)
+    except ValueError as exc:  # the item's own checks (options, target, labels)
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"{where}: {exc}") from None
+
+
+def item_to_json(item: Item, data_dir: str) -> dict[str, Any]:
+    """The inverse of ``item_from_json``: paths relative to ``data_dir``."""
+    def video(ref: VideoRef):
+        path = os.path.relpath(ref.path, data_dir)
+        return path if ref.start is None and ref.end is None else {"path": path, "start": ref.start, "end": ref.end}
+
+    record: dict[str, Any] = {"id": item.id, "group": item.group_id, "test": item.test}
+    for key, value in (("subtest", item.subtest), ("categories", list(item.categories)), ("prompt", item.prompt),
+                       ("target_position", item.target_position), ("labels", list(item.labels)),
+                       ("metadata", item.metadata)):
+        if value:
+            record[key] = value
+    if item.role != "main":
+        record["role"] = item.role
+    if item.options_are == "references":
+        record.update(video=video(item.videos[0]), references=list(item.texts))
+    elif item.options_are == "videos":
+        record.update(videos=[video(v) for v in item.videos], text=item.texts[0], target=item.target)
+    else:
+        record.update(video=video(item.videos[0]), texts=list(item.texts), target=item.target)
+    return record
+
+
+def write(data_dir: str, items: Iterable[Item], meta: dict[str, Any]) -> str:
+    """Write ``items`` (videos already inside ``data_dir``) as a benchmark folder."""
+    os.makedirs(data_dir, exist_ok=True)
+    items = list(items)
+    tests = list(dict.fromkeys(item.test for item in items))
+    with open(os.path.join(data_dir, META), "w", encoding="utf-8") as handle:
+        json.dump({"tests": tests, **meta}, handle, indent=2)
+    lines = "".join(json.dumps(item_to_json(item, data_dir), ensure_ascii=False) + "\n" for item in items)
+    with open(os.path.join(data_dir, ITEMS), "w", encoding="utf-8") as handle:
+        handle.write(lines)
+    return data_dir
+
+
+BENCHMARK = Benchmark(
+    name="items",
+    description="any benchmark folder: benchmark.json + items.jsonl (what `timefoil build` and converters write)",
+    load=load,
+    protocols=("similarity", "entailment", "choice", "generation", "retrieval"),
+    summary=SummarySpec(average={"similarity": "accuracy", "entailment": "StrictVLE", "choice": "accuracy"}),
+    table={"similarity": ("accuracy", "group"), "entailment": ("StrictVLE", "ClassicVLE", "group"),
+           "choice": ("accuracy", "A∧B", "bias", "group")},
+    reference="depends on the folder: chance rows are computed from its item structure",
+    obtain="a folder written by `timefoil build run` or a converter, or by hand (README: Benchmark folders)",
+)

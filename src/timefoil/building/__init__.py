@@ -1,0 +1,1 @@
+"""Building new counterfactual benchmarks: generators, filters, people in the loop, recipes."""

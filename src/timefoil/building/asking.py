@@ -1,0 +1,65 @@
+"""Text-only questions to a model, through the response cache runs share.
+
+Every answer is stored as soon as its batch returns, under the same key a run would use
+(model fingerprint + request content), so a killed build resumes without asking again.
+"""
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from ..hashing import stable_hash
+from ..models import Model, load_model
+from ..redaction import redact
+from ..requests import Answer, Request
+from ..store import ResponseCache
+
+
+class Asker:
+    """A model (from a spec) and the cache its answers go to; counts what was asked."""
+
+    def __init__(self, spec: str, cache_dir: str, model: Model | None = None):
+        self.spec = spec
+        self.model = model or load_model(spec, cache_dir=cache_dir)
+        self.fingerprint = self.model.fingerprint()
+        self.cache_path = os.path.join(cache_dir, "responses.sqlite")
+        self.asked = self.cached = 0
+
+    def _key(self, request: Request) -> str:
+        return stable_hash([stable_hash(self.fingerprint), request.key()], 40)
+
+    def ask(self, requests: Sequence[Request]) -> list[Answer]:
+        missing = {request.kind for request in requests} - self.model.kinds
+        if missing:
+            raise ValueError(f"{self.spec} cannot answer {', '.join(sorted(missing))} questions "
+                             f"(it answers: {', '.join(sorted(self.model.kinds))})")
+        cache = ResponseCache(self.cache_path)
+        try:
+            found = cache.get_many([self._key(r) for r in requests])
+            answers: dict[int, Answer] = {i: Answer.from_json(found[self._key(r)]["answer"])
+                                          for i, r in enumerate(requests) if self._key(r) in found}
+            self.cached += len(answers)
+            todo = [i for i in range(len(requests)) if i not in answers]
+            size = max(1, self.model.batch_size)
+            for start in range(0, len(todo), size):
+                chunk = todo[start:start + size]
+                for i, answer in zip(chunk, self._answer([requests[i] for i in chunk])):
+                    answers[i] = answer
+                cache.put_many({self._key(requests[i]): {"answer": answers[i].to_json(), "frames": {"n": 0}}
+                                for i in chunk if not answers[i].error})
+                self.asked += len(chunk)
+        finally:
+            cache.close()
+        return [answers[i] for i in range(len(requests))]
+
+    def _answer(self, requests: list[Request]) -> list[Answer]:
+        try:
+            return self.model.answer(requests, _no_frames)
+        except Exception as exc:  # one failing batch: each request on its own, failures recorded
+            if len(requests) > 1:
+                return [self._answer([r])[0] for r in requests]
+            return [Answer(error=redact(f"model error: {type(exc).__name__}: {exc}"))]
+
+
+def _no_frames(video, sampling):
+    raise RuntimeError("a text-only question has no video")
