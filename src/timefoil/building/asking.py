@@ -6,6 +6,7 @@ Every answer is stored as soon as its batch returns, under the same key a run wo
 from __future__ import annotations
 
 import os
+import sys
 from typing import Sequence
 
 from ..hashing import stable_hash
@@ -40,17 +41,34 @@ class Asker:
                                           for i, r in enumerate(requests) if self._key(r) in found}
             self.cached += len(answers)
             todo = [i for i in range(len(requests)) if i not in answers]
-            size = max(1, self.model.batch_size)
-            for start in range(0, len(todo), size):
-                chunk = todo[start:start + size]
-                for i, answer in zip(chunk, self._answer([requests[i] for i in chunk])):
-                    answers[i] = answer
-                cache.put_many({self._key(requests[i]): {"answer": answers[i].to_json(), "frames": {"n": 0}}
-                                for i in chunk if not answers[i].error})
-                self.asked += len(chunk)
+            for arrived in self._arrivals([requests[i] for i in todo]):
+                got = {todo[k]: answer for k, answer in arrived}
+                answers.update(got)
+                cache.put_many({self._key(requests[i]): {"answer": a.to_json(), "frames": {"n": 0}}
+                                for i, a in got.items() if not a.error})
+                self.asked += len(got)
         finally:
             cache.close()
         return [answers[i] for i in range(len(requests))]
+
+    def _arrivals(self, requests: list[Request]):
+        """Lists of (index, answer): as each arrives from a model that streams (a server), else
+        per batch. Each list is cached before the next is asked for."""
+        stream = getattr(self.model, "stream_answers", None)
+        done: set[int] = set()
+        if stream is not None and requests:
+            try:
+                for arrived in stream(requests, _no_frames):
+                    done.update(k for k, _ in arrived)
+                    yield arrived
+            except Exception as exc:  # the stream broke: the rest are asked in batches below
+                print(f"timefoil: {self.spec} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
+                      "asking the rest in batches", file=sys.stderr)
+        rest = [k for k in range(len(requests)) if k not in done]
+        size = max(1, self.model.batch_size)
+        for start in range(0, len(rest), size):
+            chunk = rest[start:start + size]
+            yield list(zip(chunk, self._answer([requests[k] for k in chunk])))
 
     def _answer(self, requests: list[Request]) -> list[Answer]:
         try:

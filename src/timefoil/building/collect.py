@@ -156,9 +156,10 @@ def _human_runs(bench_dir, items, votes, names, aggregate, out, cache_dir) -> di
 
 
 def _accuracy(report) -> float | None:
+    """Overall accuracy as a share (reports give percentages)."""
     for metric in report.metrics:
-        if metric.name == "overall/accuracy":
-            return metric.value
+        if metric.name == "overall/accuracy" and metric.value is not None:
+            return metric.value / 100
     return None
 
 
