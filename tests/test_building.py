@@ -218,7 +218,7 @@ def test_folder_write_then_load_gives_the_same_items(tmp_path_factory, specs):
     assert folder.load(root) == items
 
 
-def test_a_benchmark_registers_through_an_entry_point(tmp_path, monkeypatch):
+def test_a_benchmark_registers_through_an_entry_point(tmp_path, monkeypatch, capsys):
     package = tmp_path / "site"
     (package / "mybench").mkdir(parents=True)
     (package / "mybench" / "__init__.py").write_text(
@@ -231,4 +231,80 @@ def test_a_benchmark_registers_through_an_entry_point(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(package))
     added = load_plugins()
     assert added == ["my-plugin-bench"] and get_benchmark("my-plugin-bench").description == "from a plugin"
+    assert "benchmark plugin 'broken' could not be loaded" in capsys.readouterr().err  # said, then skipped
     sys.modules.pop("mybench", None)
+
+
+# -- converters of newer contrast sets (examples/) ---------------------------------------------------------------
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+
+
+def converted(tmp_path, module, records):
+    sys.path.insert(0, EXAMPLES)
+    try:
+        from _folder import write_folder
+    finally:
+        sys.path.remove(EXAMPLES)
+    os.makedirs(tmp_path / "videos", exist_ok=True)
+    for record in records:
+        for path in [record.get("video")] + list(record.get("videos", [])):
+            if path:
+                open(tmp_path / path, "wb").close()
+    write_folder(str(tmp_path), module, records, "test")
+    return {i.id: i for i in folder.load(str(tmp_path))}
+
+
+def example(name):
+    import importlib
+
+    sys.path.insert(0, EXAMPLES)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(EXAMPLES)
+
+
+def test_mvp_pairs_become_groups_asked_as_written(tmp_path):
+    rows = [{"video_id": "v1", "video_path": "videos/v1.mp4", "question": "Is the cup moving left?",
+             "answer": "Yes", "candidates": '["Yes", "No"]', "source": "physics"},
+            {"video_id": "v2", "video_path": "videos/v2.mp4", "question": "Is the cup moving left?",
+             "answer": "No", "candidates": "['Yes', 'No']", "source": "physics"}]
+    items = converted(tmp_path, "mvp", example("convert_mvp").convert(rows))
+    assert items["v1"].group_id == items["v2"].group_id and (items["v1"].target, items["v2"].target) == (0, 1)
+    assert items["v2"].prompt == "Is the cup moving left?\nOptions:\nA. Yes\nB. No\nAnswer with the option's letter."
+    assert items["v2"].target_position == 1 and items["v1"].test == "physics"
+
+
+def test_videocomp_rows_and_tempcompass_caption_matching_become_pairs(tmp_path):
+    rows = [{"id": "r1", "video": "videos/a.mp4", "positive": "he sits then stands",
+             "negative": ["he stands then sits", "he sits"]}]
+    items = converted(tmp_path / "vc", "videocomp", example("convert_videocomp").convert(rows))
+    assert items["r1"].texts == ("he sits then stands", "he stands then sits", "he sits") and items["r1"].target == 0
+    data = {"123": [{"question": "Which caption matches the video?\nCaption A: the car slows down\n"
+                                 "Caption B: the car speeds up", "answer": "Caption B: the car speeds up"}]}
+    tc = converted(tmp_path / "tc", "tempcompass", example("convert_tempcompass").convert(data, "speed"))
+    assert tc["123_0"].texts == ("the car slows down", "the car speeds up")
+    assert (tc["123_0"].target, tc["123_0"].target_position, tc["123_0"].labels) == (1, 1, ("A", "B"))
+    assert tc["123_0"].prompt.startswith("Which caption") and tc["123_0"].test == "speed"
+
+
+def test_validation_answers_are_accepted_by_aspect_with_agreement(tmp_path):
+    from timefoil.building.collect import collect
+
+    root = write_folder(tmp_path, [{"id": f"i{k}", "test": "direction", "video": "videos/a.mp4",
+                                    "texts": [f"up {k}", f"down {k}"]} for k in range(3)])
+    votes = {"ann": {"i0": ("direction",), "i1": ("direction",), "i2": (None,)},
+             "bob": {"i0": ("direction",), "i1": ("sequence",), "i2": (None,)},
+             "cat": {"i0": ("direction",), "i1": ("direction",), "i2": ("direction",)}}
+    files = []
+    for name, answers in votes.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"annotator": name, "task": "validate", "answers": {
+            i: ({"valid": False} if a is None else {"valid": True, "aspect": a}) for i, (a,) in answers.items()}}))
+        files.append(str(path))
+    result = collect(root, files, rule="2/3")
+    # i0: 3 of 3 say direction; i1: 2 of 3; i2: 1 of 3 (two say invalid)
+    assert result["accepted"] == 2 and result["task"] == "validate" and result["ratings"] == 9
+    # alpha by hand: values i0 d,d,d; i1 d,s,d; i2 x,x,d -> o_dd = 3*2/2 + 2*1/2 = 4, o_xx = 1, o_ds = o_sd = 1,
+    # o_dx = o_xd = 1; n_d = 6, n_s = 1, n_x = 2, n = 9; D_o pairs = 4; sum n_c n_k (c != k) = 2*(6+12+2) = 40
+    assert result["krippendorff_alpha"]["value"] == pytest.approx(1 - 8 * 4 / 40, abs=1e-4)
