@@ -261,7 +261,7 @@ class Browser:
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 def test_the_annotation_page_records_keyboard_answers_and_shows_markup_as_text(pairs, tmp_path):
-    from timefoil.building.annotate import annotator_seed
+    from timefoil.building.annotate import page_data
     from timefoil.building.collect import votes_by_item
 
     root, source = pairs
@@ -310,5 +310,9 @@ def test_the_annotation_page_records_keyboard_answers_and_shows_markup_as_text(p
     saved = json.loads((downloads / "answers-ann.json").read_text())
     assert {k: v for k, [(_, v)] in votes_by_item([saved], "choice").items()} == expected
     assert saved["item_order"] == [i for i, _ in shown] and saved["annotator"] == "ann"
-    # The order is the annotator's own: another name gives another order (recorded), the same name the same
-    assert annotator_seed("ann") != annotator_seed("bob")
+    # The order is the annotator's own: the same name gives the same order, another name another
+    ann = page_data(folder.load(bench), "ann", "choice", benchmark="b", frames=1)
+    bob = page_data(folder.load(bench), "bob", "choice", benchmark="b", frames=1)
+    assert [[i["id"], i["order"]] for i in ann["items"]] == [list(entry) for entry in shown]
+    assert [[i["id"], i["order"]] for i in bob["items"]] != [list(entry) for entry in shown]
+    assert sorted(i["id"] for i in bob["items"]) == sorted(i for i, _ in shown)

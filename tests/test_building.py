@@ -145,8 +145,16 @@ def test_llm_prompt_shows_six_examples_and_two_not_applicable_and_reads_replies(
     text = prompt("direction", load_aspects()["direction"], load_exemplars(), "a boy walks up the stairs")
     assert text.count("Counterfactual: ") == 8 and text.count("Counterfactual: Not applicable") == 2
     assert text.endswith("Caption: a boy walks up the stairs\nCounterfactual:")
-    assert prompt("direction", "x", load_exemplars(), "a boy walks up the stairs") == \
-        prompt("direction", "x", load_exemplars(), "a boy walks up the stairs")  # a rerun hits the cache
+    # The same question in another process (another string-hash seed): a rerun asks exactly the
+    # same text, so it hits the response cache
+    import subprocess
+
+    script = ("from timefoil.building.generate import prompt, load_aspects, load_exemplars; "
+              "print(prompt('direction', load_aspects()['direction'], load_exemplars(), 'a boy walks up the stairs'), "
+              "end='')")
+    other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": "12345"}).stdout
+    assert other == text
     caption = "a boy walks up the stairs"
     assert read_counterfactual('Counterfactual: "a boy walks down the stairs"\nmore', caption) == \
         ("a boy walks down the stairs", "")

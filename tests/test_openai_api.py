@@ -268,7 +268,7 @@ def test_answers_are_recorded_as_they_arrive_not_at_the_end_of_a_batch(tmp_path)
         server.close()
     records = RunLog(run_dir).read()
     assert report.errors == 0 and len(lines_at_arrival) == len({r["request"]["key"] for r in records}) < 64
-    assert lines_at_arrival[0] == 0 and lines_at_arrival[-1] >= len(lines_at_arrival) // 2
+    assert lines_at_arrival[-1] >= len(lines_at_arrival) // 2  # half were recorded before the last left
 
 
 def test_sigkill_mid_run_on_the_served_path_then_resume_loses_and_duplicates_nothing(tmp_path):
