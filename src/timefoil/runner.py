@@ -27,7 +27,7 @@ from .redaction import redact
 from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
 from .requests import Answer, Request
 from .scoring import ScoreReport, score_records
-from .store import CONFIG, ResponseCache, RunLock, RunLocked, RunLog
+from .store import CONFIG, ResponseCache, RunLock, RunLocked, RunLog, write_json
 from .threads import apply_threads
 from .video.decode import VideoError
 from .video.frames import FrameStore
@@ -181,7 +181,7 @@ class Runner:
                                "use a new --out directory (or delete this one)")
             return
         data = {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **_environment(), "threads": self.threads}
-        _write_json(path, data)
+        write_json(path, data)
 
     def _record_notes(self) -> None:
         """The model's notes and this session's thread count, added to run.json (never part of
@@ -193,7 +193,7 @@ class Runner:
         if data.get("model_notes", {}) == notes and data.get("threads") == self.threads:
             return
         data["model_notes"], data["threads"] = notes, self.threads
-        _write_json(path, data)
+        write_json(path, data)
 
     def _load_items(self) -> list[Item]:
         options = typed_options(self.benchmark.load, self.config.benchmark_args, f"{self.benchmark.name} option")
@@ -337,13 +337,6 @@ class Runner:
         for (key, answer, frames), verdict in zip(entries, verdicts):
             log.append(records_for(pending[key], answer, frames, key, self.protocol, verdict))
             advance(len(pending[key]))
-
-
-def _write_json(path: str, data: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2)
-    os.replace(tmp, path)  # whole or absent
 
 
 def stored_request(planned: PlannedRequest, key: str) -> dict[str, Any]:

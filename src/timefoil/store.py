@@ -13,6 +13,14 @@ CONFIG = "run.json"
 LOCK = "run.lock"
 
 
+def write_json(path: str, data: dict) -> None:
+    """Written whole or not at all (a temporary file renamed over the old one)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False)
+    os.replace(tmp, path)
+
+
 class RunLocked(RuntimeError):
     """Another process is writing this run directory."""
 

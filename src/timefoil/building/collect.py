@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Sequence
 
 from ..benchmarks import folder
-from ..items import Item
+from ..items import Item, VideoRef
 from ..models import Model
 from ..requests import Answer, Request
 from ..runner import RunConfig, Runner
@@ -175,10 +176,6 @@ def _write_accepted(bench_dir: str, accepted_dir: str, accepted: list[Item]) -> 
 
 
 def _moved(item: Item, old: str, new: str) -> Item:
-    from dataclasses import replace
-
-    from ..items import VideoRef
-
     videos = tuple(VideoRef.file(os.path.join(new, os.path.relpath(v.path, old)), v.start, v.end)
                    for v in item.videos)
     return replace(item, videos=videos)

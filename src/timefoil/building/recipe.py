@@ -41,6 +41,7 @@ from ..benchmarks import folder
 from ..hashing import stable_hash
 from ..items import Item, VideoRef
 from ..paths import default_cache_dir
+from ..store import write_json
 from .asking import Asker
 from .filters import Verdict, aspect_filter, entailment_filter, language_prior_filter, same_words_filter
 from .generate import generate as llm_generate
@@ -135,7 +136,7 @@ class Build:
             handle.writelines(json.dumps(asdict(c), ensure_ascii=False) + "\n" for c in candidates)
         provenance = {"name": self.recipe.get("name", "built"), "recipe": self.recipe, "pairs": len(pairs),
                       "candidates": len(candidates), "items": len(kept), "steps": self.steps, "benchmark": bench}
-        _write_json(os.path.join(self.out, "build.json"), provenance)
+        write_json(os.path.join(self.out, "build.json"), provenance)
         write_datasheet(self.out)
         return provenance
 
@@ -150,15 +151,16 @@ class Build:
         todo = [c for c in alive if not only or c.rule in only]
         signature = stable_hash([step, [c.id for c in todo] if kind == "filter" else [p["id"] for p in pairs]])
         log = os.path.join(self.out, "steps", name + ".jsonl")
-        stored = _read_step(log, signature)
+        stored, header = _read_step(log, signature)
         info: dict[str, Any] = {"step": name, "params": step, "in": len(todo) if kind == "filter" else len(pairs)}
-        if "model" in step:
+        if "model" in step:  # a reused step names its model from its log, without loading it
             info["model"] = step["model"]
-            info["model_fingerprint"] = self.asker(step["model"]).fingerprint
+            info["model_fingerprint"] = header.get("model_fingerprint") if stored is not None else \
+                self.asker(step["model"]).fingerprint
         if kind == "generate":
             made = stored if stored is not None else self._generate(step, pairs)
             if stored is None:
-                _write_step(log, signature, made)
+                _write_step(log, signature, made, info.get("model_fingerprint"))
             new = [Candidate(**m) for m in made if m.get("id")]
             reasons = Counter(m["why"] for m in made if not m.get("id"))
             seen = {c.id for c in candidates}
@@ -169,7 +171,8 @@ class Build:
             return candidates + new
         verdicts = stored if stored is not None else [asdict(v) for v in self._filter(step, todo)]
         if stored is None:
-            _write_step(log, signature, [{"id": c.id, **v} for c, v in zip(todo, verdicts)])
+            _write_step(log, signature, [{"id": c.id, **v} for c, v in zip(todo, verdicts)],
+                        info.get("model_fingerprint"))
         by_id = {c.id: v for c, v in zip(todo, verdicts)}
         out = []
         for c in candidates:
@@ -224,7 +227,7 @@ class Build:
             return [same_words_filter(c, f) for c, f in pairs]
         if not todo:
             return []
-        asker = self.asker(step["model"]) if how != "same-words" else None
+        asker = self.asker(step["model"])
         if how == "entailment":
             return entailment_filter(asker, pairs, float(step.get("threshold", 0.5)))
         if how == "aspect":
@@ -259,30 +262,23 @@ class Build:
         return bench
 
 
-def _read_step(path: str, signature: str) -> list[dict] | None:
-    """A complete step's records when it was made from the same inputs; else None (redo)."""
+def _read_step(path: str, signature: str) -> tuple[list[dict] | None, dict]:
+    """A complete step's records and header when it was made from the same inputs; else (None, {})."""
     if not os.path.exists(path):
-        return None
+        return None, {}
     with open(path, encoding="utf-8") as handle:
         lines = [json.loads(line) for line in handle if line.strip()]
     if not lines or lines[0].get("signature") != signature or not lines[-1].get("complete"):
-        return None
-    return lines[1:-1]
+        return None, {}
+    return lines[1:-1], lines[0]
 
 
-def _write_step(path: str, signature: str, records: list[dict]) -> None:
+def _write_step(path: str, signature: str, records: list[dict], fingerprint: dict | None) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps({"signature": signature}) + "\n")
+        handle.write(json.dumps({"signature": signature, "model_fingerprint": fingerprint}) + "\n")
         handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         handle.write(json.dumps({"complete": True}) + "\n")
-    os.replace(tmp, path)
-
-
-def _write_json(path: str, data: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
     os.replace(tmp, path)
 
 
