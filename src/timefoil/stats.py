@@ -74,7 +74,8 @@ def _successes_pmf(chances: Sequence[float]) -> np.ndarray:
     """The distribution of X, a sum of independent Bernoulli(chance_i) (exact): items with the
     same chance form a binomial; the distinct binomials are convolved."""
     pmf = np.array([1.0])
-    for p, count in Counter(round(c, 12) for c in chances).items():
+    for p, count in sorted(Counter(round(c, 12) for c in chances).items()):  # sorted: the same rounding
+        # whatever the order of the records (a sharded or distributed run's log is in another order)
         pmf = np.convolve(pmf, _binomial_pmf(count, p))
     return pmf
 
@@ -95,7 +96,7 @@ def proportion(name: str, outcomes: Sequence[bool], chances: Sequence[float], **
     if n == 0:
         return MetricValue(name, None, 0, None, None, None, extra)
     k = int(sum(bool(x) for x in outcomes))
-    chance = 100 * float(np.mean(chances))
+    chance = 100 * math.fsum(chances) / n  # exact: independent of the order of the units
     return MetricValue(name, 100 * k / n, n, chance, wilson(k, n), upper_tail(k, chances),
                        {"p_below": lower_tail(k, chances), **extra})
 
