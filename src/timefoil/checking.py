@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 
 from .runner import RunConfig, RunError, Runner, load_run
+from .sharding import Shard
 
 
 def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
@@ -39,7 +40,8 @@ def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
         from .models.reference import ConstantModel
 
         # the plan needs no model's answers; any model that answers every kind stands in
-        stand_in = Runner(replace(config, judge=None), run_dir, model=ConstantModel(), progress=False)
+        stand_in = Runner(replace(config, judge=None), run_dir, model=ConstantModel(), progress=False,
+                          shard=Shard.from_json(meta.get("shard")))  # a shard is compared with its part
         planned = {p.id for _, p in stand_in.plan()}
         missing, extra = planned - set(by_id), set(by_id) - planned
         problems += [f"planned request {i} has no record" for i in sorted(missing)[:20]]

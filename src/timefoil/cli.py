@@ -177,14 +177,28 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
               help="share of items allowed to fail before the exit code says so (3)")
 @click.option("--threads", type=click.IntRange(min=1),
               help="torch CPU threads (default: TIMEFOIL_THREADS, else the physical cores)")
+@click.option("--shard", help="answer one shard I/N of the plan (whole videos, balanced); join them with merge")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="ray: one model replica per worker of a Ray cluster")
+@click.option("--workers", type=click.IntRange(min=1), help="Ray workers (default: one per GPU of the cluster)")
+@click.option("--gpus-per-worker", type=click.FloatRange(min=0), help="GPUs per Ray worker (default 1 if any)")
+@click.option("--ray-address", help="an existing Ray cluster (default: RAY_ADDRESS, else a local one)")
 @click.option("--no-progress", is_flag=True)
 @_guard
 def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, max_frames, strategy, frame_order,
             single_frame, blind, order_policy, judge, variant, max_tokens, bench_arg, limit, sample, seed, out,
-            cache_dir, retry_errors, max_error_rate, threads, no_progress):
+            cache_dir, retry_errors, max_error_rate, threads, shard, executor, workers, gpus_per_worker, ray_address,
+            no_progress):
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
+    from .distributed import RayOptions
     from .report import load_scored, print_runs
+    from .sharding import Shard
 
+    if executor != "ray" and (workers or gpus_per_worker is not None or ray_address):
+        raise click.BadParameter("--workers, --gpus-per-worker and --ray-address go with --executor ray")
+    ray = RayOptions(workers=workers, gpus_per_worker=gpus_per_worker, address=ray_address) \
+        if executor == "ray" else None
+    part = Shard.parse(shard) if shard else None
     counts = _frames_list(frames)
     if counts and fps:
         raise click.BadParameter("give --frames or --fps, not both")
@@ -204,8 +218,11 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
     for sampling in samplings:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
         runner = Runner(replace(config, sampling=sampling), run_dir, cache_dir=cache_dir, retry_errors=retry_errors,
-                        progress=not no_progress and sys.stderr.isatty(), threads=threads)
+                        progress=not no_progress and sys.stderr.isatty(), threads=threads, shard=part, ray=ray)
         reports.append(runner.run())
+        if runner.pool:
+            for line in worker_lines(runner.pool.summary()):
+                click.echo(f"{run_dir}: {line}", err=True)
         if runner.kept_errors:
             click.echo(f"{run_dir}: keeping {runner.kept_errors} errors recorded by an earlier run "
                        "(--retry-errors asks them again)", err=True)
@@ -220,6 +237,35 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
         click.echo(summary, err=True)
         if sum(r.errors for r in reports) > max_error_rate * sum(r.items for r in reports):
             sys.exit(EXIT_FAILED_REQUESTS)
+
+
+def worker_lines(summary: dict) -> list[str]:
+    """Requests each Ray worker answered this session, and the workers lost."""
+    lines = [f"{label}: {count} requests" for label, count in summary["workers"].items()]
+    lines += [f"lost {label}: {reason}" for label, reason in summary["lost"].items()]
+    if summary["requeued_batches"]:
+        lines.append(f"{summary['requeued_batches']} batches of lost workers answered by the others")
+    return lines
+
+
+@main.command()
+@click.argument("shard_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="the merged run directory (new)")
+@_guard
+def merge(shard_dirs, out):
+    """Join the shards of one run (--shard I/N) into a normal run directory, after checking that
+    they share one configuration and answer every planned request exactly once."""
+    from .merging import MergeError, merge_shards
+    from .report import load_scored, print_runs
+
+    try:
+        done = merge_shards(list(shard_dirs), out)
+    except MergeError as exc:
+        for line in exc.problems[:50]:
+            click.echo(f"  {line}", err=True)
+        raise Failure(str(exc)) from None
+    print_runs([load_scored(out)])
+    click.echo(f"merged {done['shards']} shards ({done['requests']} requests) into {out}")
 
 
 @main.command()

@@ -10,30 +10,29 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
+from .answering import Answerer, Entry
 from .benchmarks import get_benchmark
+from .distributed import ExecutorError, RayOptions
 from .hashing import stable_hash
 from .items import Item
 from .judging import Judge
 from .models import Model, check_model_spec, load_model
 from .options import typed_options
 from .paths import __version__, default_cache_dir
-from .redaction import redact
 from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
 from .requests import Answer, Request
 from .scoring import ScoreReport, score_records
-from .store import CONFIG, ResponseCache, RunLock, RunLocked, RunLog, write_json
+from .sharding import Shard, VideoUnits, assign, plan_digest, unit_costs
+from .store import CONFIG, SHARD, ResponseCache, RunLock, RunLocked, RunLog, write_json
 from .threads import apply_threads
-from .video.decode import VideoError
 from .video.frames import FrameStore
 from .video.sampling import Sampling
 
-Entry = tuple[str, "Answer", dict]  # (request key, answer, frame facts): one answered request before recording
 
 
 class RunError(RuntimeError):
@@ -136,8 +135,11 @@ def _environment() -> dict[str, Any]:
 class Runner:
     def __init__(self, config: RunConfig, run_dir: str, *, cache_dir: str | None = None,
                  model: Model | None = None, progress: bool = True, retry_errors: bool = False,
-                 threads: int | None = None):
+                 threads: int | None = None, shard: Shard | None = None, ray: RayOptions | None = None):
+        """``shard``: answer only this shard of the plan (by video). ``ray``: answer on a Ray
+        cluster, one model replica per worker (``model``, when given, is copied to each)."""
         self.threads = apply_threads(threads)  # before the model loads: loading runs on them too
+        self.shard = shard
         self.config = config.resolved()
         self.run_dir = run_dir
         self.cache_dir = cache_dir or default_cache_dir()
@@ -149,26 +151,49 @@ class Runner:
         for spec in ([] if model else [self.config.model]) + ([self.config.judge] if self.config.judge else []):
             check_model_spec(spec)
         self.items = self._load_items()  # a bad annotation is refused before any model loads
-        self.model = model or load_model(self.config.model, self.config.model_args, cache_dir=self.cache_dir)
+        self.pool = None
+        if ray is not None:
+            from .distributed import RayPool
+
+            try:
+                self.pool = RayPool(ray, spec=self.config.model, model_args=self.config.model_args, model=model,
+                                    cache_dir=self.cache_dir, threads=threads)
+            except ExecutorError as exc:
+                raise RunError(str(exc)) from None
+            self.model = self.pool.model
+        else:
+            self.model = model or load_model(self.config.model, self.config.model_args, cache_dir=self.cache_dir)
         self.judge = Judge(self.config.judge, load_model(self.config.judge, cache_dir=self.cache_dir)) \
             if self.config.judge else None
         self.progress = progress
         self.retry_errors = retry_errors
         self.kept_errors = 0
         self.frames = FrameStore(cache_dir=self.cache_dir)
+        self.executor = self.pool or Answerer(self.model, self.frames)
         self.fingerprint = stable_hash(self.model.fingerprint())
         self.prompts = self.benchmark.prompts_for(self.config.variant)
         missing = self.protocol.request_kinds(self.prompts) - self.model.kinds
         if missing:
+            self.close()
             raise RunError(f"model {self.config.model!r} cannot answer {', '.join(sorted(missing))} requests "
                            f"(it answers: {', '.join(sorted(self.model.kinds))})")
 
+    def close(self) -> None:
+        """Let the Ray workers go (a one-process run holds nothing)."""
+        if self.pool is not None:
+            self.pool.close()
+
     # -- the run directory ------------------------------------------------------------------
-    def _open_run_dir(self) -> None:
+    def _open_run_dir(self, full_plan: list[tuple[Item, PlannedRequest]],
+                      planned: list[tuple[Item, PlannedRequest]]) -> None:
         os.makedirs(self.run_dir, exist_ok=True)
         path = os.path.join(self.run_dir, CONFIG)
+        shard = None
+        if self.shard:  # what `merge` needs to check that the shards make the whole plan, once
+            shard = {**self.shard.to_json(), "planned": len(full_plan),
+                     "plan_digest": plan_digest(p.id for _, p in full_plan)}
         wanted = {"config": self.config.to_json(), "model_fingerprint": self.model.fingerprint(),
-                  "fingerprint_hash": self.fingerprint}
+                  "fingerprint_hash": self.fingerprint, "shard": shard}
         if os.path.exists(path):
             with open(path, encoding="utf-8") as handle:
                 stored = json.load(handle)
@@ -177,9 +202,14 @@ class Runner:
             except (KeyError, TypeError):
                 pass  # not a configuration this version can read: the comparison below refuses it
             if {k: stored.get(k) for k in wanted} != wanted:
+                if all(stored.get(k) == wanted[k] for k in wanted if k != "shard"):
+                    raise RunError(f"{self.run_dir} holds {_part(stored.get('shard'))} of this configuration, not "
+                                   f"{_part(shard)}; use one --out directory per shard")
                 raise RunError(f"{self.run_dir} holds a run with another configuration; "
                                "use a new --out directory (or delete this one)")
             return
+        if shard:
+            write_json(os.path.join(self.run_dir, SHARD), {**shard, "ids": sorted(p.id for _, p in planned)})
         data = {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **_environment(), "threads": self.threads}
         write_json(path, data)
 
@@ -190,9 +220,12 @@ class Runner:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
         notes = {**data.get("model_notes", {}), **getattr(self.model, "notes", {})}
-        if data.get("model_notes", {}) == notes and data.get("threads") == self.threads:
+        executor = self.pool.summary() if self.pool else None
+        if data.get("model_notes", {}) == notes and data.get("threads") == self.threads and not executor:
             return
         data["model_notes"], data["threads"] = notes, self.threads
+        if executor:  # this session's workers: who answered how much, who was lost
+            data["executor"] = executor
         write_json(path, data)
 
     def _load_items(self) -> list[Item]:
@@ -200,65 +233,40 @@ class Runner:
         loaded = self.benchmark.load(self.config.data_dir or "", **options)
         return first_groups(sampled_groups(loaded, self.config.sample, self.config.seed), self.config.limit)
 
-    def plan(self) -> list[tuple[Item, PlannedRequest]]:
-        items = self.items
+    def full_plan(self) -> list[tuple[Item, PlannedRequest]]:
+        """Every request of the configuration (all shards)."""
         config = self.config
         context = PlanContext(prompts=self.prompts, sampling=config.sampling, order_policy=config.order_policy,
                               seed=config.seed, blind=config.blind, max_tokens=config.max_tokens)
-        return self.protocol.plan(items, context)
+        return self.protocol.plan(self.items, context)
 
-    # -- answering --------------------------------------------------------------------------
-    def _frames(self, ref, sampling):
-        return self.frames.get(ref, sampling)
+    def plan(self) -> list[tuple[Item, PlannedRequest]]:
+        """The requests this runner answers: the whole plan, or its shard."""
+        return self.in_shard(self.full_plan())
 
-    def _frame_info(self, request: Request) -> tuple[dict, str | None]:
-        """Decode (once, cached) before asking, so a bad video is an error for its requests
-        whatever the model, and every model sees exactly the same frames."""
-        if request.video is None:
-            return {"n": 0, "blind": True}, None
-        try:
-            frames = self.frames.get(request.video, request.sampling)
-        except VideoError as exc:
-            return {}, str(exc)
-        info = {"n": int(frames.array.shape[0]), "degenerate": frames.degenerate}
-        if frames.rate_guessed:  # said in the record, never silently assumed
-            info["rate_guessed"] = True
-        return info, None
-
-    def _ask(self, requests: list[Request]) -> list[Answer]:
-        start = time.perf_counter()
-        try:
-            answers = self.model.answer(requests, self._frames)
-            if len(answers) != len(requests):
-                raise RuntimeError(f"model returned {len(answers)} answers for {len(requests)} requests")
-        except Exception:
-            if len(requests) == 1:
-                raise
-            return [self._ask_one(r) for r in requests]  # isolate the request that fails
-        elapsed = (time.perf_counter() - start) / len(requests)
-        for answer in answers:
-            answer.latency = answer.latency or elapsed
-        return answers
-
-    def _ask_one(self, request: Request) -> Answer:
-        try:
-            return self._ask([request])[0]
-        except Exception as exc:
-            return Answer(error=redact(f"model error: {type(exc).__name__}: {exc}"))
+    def in_shard(self, planned: list[tuple[Item, PlannedRequest]]) -> list[tuple[Item, PlannedRequest]]:
+        if self.shard is None:
+            return planned
+        units = VideoUnits()
+        placed = assign(unit_costs((p.request for _, p in planned), units), self.shard.count)
+        return [(item, p) for item, p in planned if placed[units(p.request)] == self.shard.index]
 
     def run(self) -> ScoreReport:
-        os.makedirs(self.run_dir, exist_ok=True)
         try:
+            os.makedirs(self.run_dir, exist_ok=True)
             with RunLock(self.run_dir):
                 return self._run()
-        except RunLocked as exc:
+        except (RunLocked, ExecutorError) as exc:
             raise RunError(str(exc)) from None
+        finally:
+            self.close()
 
     def _run(self) -> ScoreReport:
-        self._open_run_dir()
+        full_plan = self.full_plan()
+        planned = self.in_shard(full_plan)
+        self._open_run_dir(full_plan, planned)
         log = RunLog(self.run_dir)
         log.repair()
-        planned = self.plan()
         done = log.done_ids(include_errors=not self.retry_errors)
         # errors recorded last time and kept (not re-asked) this time: the caller says so
         self.kept_errors = 0 if self.retry_errors else len(done - log.done_ids(include_errors=False))
@@ -282,7 +290,7 @@ class Runner:
                 for start in range(0, len(hits), 256):
                     self._store(hits[start:start + 256], pending, log, cache, advance)
                 asked = [k for k in keys if k not in cached]
-                for entries in self._answers(asked, requests):
+                for entries in self.executor.entries(asked, requests):
                     cache.put_many({self._cache_key(key): {"answer": answer.to_json(), "frames": frames}
                                     for key, answer, frames in entries if not answer.error})
                     self._store(entries, pending, log, cache, advance)
@@ -294,37 +302,6 @@ class Runner:
     def _cache_key(self, request_key: str) -> str:
         return stable_hash([self.fingerprint, request_key], 40)
 
-    def _answers(self, keys: list[str], requests: dict[str, Request]) -> Iterator[list[Entry]]:
-        """(key, answer, frame facts) in groups, each group recorded as soon as it is yielded.
-        A model that streams (a server) gets every request at once and its answers are recorded
-        as they arrive; the others answer in batches of their ``batch_size``."""
-        stream = getattr(self.model, "stream_answers", None)
-        answered: set[str] = set()
-        if stream is not None and keys:
-            try:
-                for arrived in stream([requests[k] for k in keys], self._frames):
-                    # The model decoded as it prepared each request, so the frame facts come from
-                    # memory; a video that cannot be decoded is that video's error, as below.
-                    entries = [self._entry(keys[index], requests[keys[index]], answer) for index, answer in arrived]
-                    answered.update(key for key, _, _ in entries)
-                    yield entries
-            except Exception as exc:  # the stream itself broke: the rest go through the batch path
-                print(f"timefoil: {self.model.name} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
-                      "asking the remaining requests in batches", file=sys.stderr)
-        rest = [k for k in keys if k not in answered]
-        for start in range(0, len(rest), self.model.batch_size):
-            yield self._answer_batch(rest[start:start + self.model.batch_size], requests)
-
-    def _entry(self, key: str, request: Request, answer: Answer) -> Entry:
-        frames, video_error = self._frame_info(request)
-        return key, Answer(error=video_error) if video_error else answer, frames
-
-    def _answer_batch(self, keys: list[str], requests: dict[str, Request]) -> list[Entry]:
-        info = {k: self._frame_info(requests[k]) for k in keys}
-        askable = [k for k in keys if info[k][1] is None]
-        answers = dict(zip(askable, self._ask([requests[k] for k in askable]))) if askable else {}
-        return [(key, Answer(error=info[key][1]) if info[key][1] else answers[key], info[key][0]) for key in keys]
-
     def _store(self, entries: list[Entry], pending, log, cache, advance) -> None:
         """Append the records of answered requests, with the judge's verdicts where one reads them."""
         if not entries:
@@ -333,10 +310,14 @@ class Runner:
         if self.judge:
             stored = [stored_request(pending[key][0][1], key) for key, _, _ in entries]
             verdicts = self.judge.verdicts(self.protocol, [(r, a) for r, (_, a, _) in zip(stored, entries)],
-                                           cache, self._frames)
+                                           cache, self.frames.get)
         for (key, answer, frames), verdict in zip(entries, verdicts):
             log.append(records_for(pending[key], answer, frames, key, self.protocol, verdict))
             advance(len(pending[key]))
+
+
+def _part(shard: dict | None) -> str:
+    return f"shard {shard['index']}/{shard['count']}" if shard else "the whole plan"
 
 
 def stored_request(planned: PlannedRequest, key: str) -> dict[str, Any]:

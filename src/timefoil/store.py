@@ -11,6 +11,7 @@ from typing import Any, Iterable
 ANSWERS = "items.jsonl"
 CONFIG = "run.json"
 LOCK = "run.lock"
+SHARD = "shard.json"  # a shard's request ids, for `merge`
 
 
 def write_json(path: str, data: dict) -> None:

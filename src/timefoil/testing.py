@@ -61,8 +61,9 @@ def tiny_gpt2(path, texts, seed=0, hidden=32, layers=2):
     return str(path)
 
 
-def tiny_clip(path, texts, seed=0, kind="clip"):
-    """A tiny CLIP (or SigLIP) with a word-level tokenizer and a 32x32 image processor."""
+def tiny_clip(path, texts, seed=0, kind="clip", width=32, layers=2, image_size=32):
+    """A tiny CLIP (or SigLIP) with a word-level tokenizer and a 32x32 image processor; the
+    width, depth and image size grow it into a compute-bound random model for benchmarks."""
     import torch
     from transformers import (
         CLIPConfig,
@@ -78,20 +79,23 @@ def tiny_clip(path, texts, seed=0, kind="clip"):
     if kind == "xclip":
         return tiny_xclip(path, texts, seed)
     tokenizer = word_tokenizer(texts)
-    text = dict(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                intermediate_size=64, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+    heads = max(2, width // 64)
+    text = dict(vocab_size=len(tokenizer), hidden_size=width, num_hidden_layers=layers, num_attention_heads=heads,
+                intermediate_size=2 * width, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
                 bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-    vision = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, image_size=32,
-                  patch_size=8)
+    vision = dict(hidden_size=width, num_hidden_layers=layers, num_attention_heads=heads, intermediate_size=2 * width,
+                  image_size=image_size, patch_size=max(8, image_size // 14))
     torch.manual_seed(seed)
     if kind == "siglip":
         model = SiglipModel(SiglipConfig(text_config=text, vision_config=vision))
-        processor = SiglipProcessor(image_processor=SiglipImageProcessor(size={"height": 32, "width": 32}),
+        processor = SiglipProcessor(image_processor=SiglipImageProcessor(size={"height": image_size,
+                                                                                "width": image_size}),
                                     tokenizer=tokenizer)
     else:
         model = CLIPModel(CLIPConfig(text_config=text, vision_config=vision, projection_dim=16))
-        processor = CLIPProcessor(image_processor=CLIPImageProcessor(size={"shortest_edge": 32},
-                                                                     crop_size={"height": 32, "width": 32}),
+        processor = CLIPProcessor(image_processor=CLIPImageProcessor(
+                                      size={"shortest_edge": image_size},
+                                      crop_size={"height": image_size, "width": image_size}),
                                   tokenizer=tokenizer)
     model.save_pretrained(path)
     processor.save_pretrained(path)

@@ -1,0 +1,97 @@
+"""One model answering requests over one frame store: what every executor runs.
+
+The one-process runner uses it directly; a Ray worker holds one per model replica. It decodes
+each request's video before asking (a bad video is an error for its requests, whatever the
+model), retries a failing batch request by request so only the culprit is an error, and hands a
+model that streams (a server) every request at once."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Iterator, Sequence
+
+from .models.base import Model
+from .redaction import redact
+from .requests import Answer, Request
+from .sharding import video_batches
+from .video.decode import VideoError
+from .video.frames import FrameStore
+
+Entry = tuple[str, Answer, dict]  # (request key, answer, frame facts): one answered request before recording
+
+
+class Answerer:
+    def __init__(self, model: Model, frames: FrameStore):
+        self.model, self.frames = model, frames
+
+    def frames_for(self, ref, sampling):
+        return self.frames.get(ref, sampling)
+
+    def frame_info(self, request: Request) -> tuple[dict, str | None]:
+        """Decode (once, cached) before asking, so every model sees exactly the same frames."""
+        if request.video is None:
+            return {"n": 0, "blind": True}, None
+        try:
+            frames = self.frames.get(request.video, request.sampling)
+        except VideoError as exc:
+            return {}, str(exc)
+        info = {"n": int(frames.array.shape[0]), "degenerate": frames.degenerate}
+        if frames.rate_guessed:  # said in the record, never silently assumed
+            info["rate_guessed"] = True
+        return info, None
+
+    def ask(self, requests: list[Request]) -> list[Answer]:
+        start = time.perf_counter()
+        try:
+            answers = self.model.answer(requests, self.frames_for)
+            if len(answers) != len(requests):
+                raise RuntimeError(f"model returned {len(answers)} answers for {len(requests)} requests")
+        except Exception:
+            if len(requests) == 1:
+                raise
+            return [self._ask_one(r) for r in requests]  # isolate the request that fails
+        elapsed = (time.perf_counter() - start) / len(requests)
+        for answer in answers:
+            answer.latency = answer.latency or elapsed
+        return answers
+
+    def _ask_one(self, request: Request) -> Answer:
+        try:
+            return self.ask([request])[0]
+        except Exception as exc:
+            return Answer(error=redact(f"model error: {type(exc).__name__}: {exc}"))
+
+    def answer_batch(self, requests: Sequence[Request]) -> list[tuple[Answer, dict]]:
+        """(answer, frame facts) per request, in order; never raises for a model or video error."""
+        info = [self.frame_info(r) for r in requests]
+        askable = [i for i, (_, error) in enumerate(info) if error is None]
+        answers = dict(zip(askable, self.ask([requests[i] for i in askable]))) if askable else {}
+        return [(Answer(error=error) if error else answers[i], facts) for i, (facts, error) in enumerate(info)]
+
+    def entries(self, keys: list[str], requests: dict[str, Request]) -> Iterator[list[Entry]]:
+        """(key, answer, frame facts) in groups, each group recorded as soon as it is yielded.
+        A model that streams gets every request at once and its answers are recorded as they
+        arrive; the others answer in batches of their ``batch_size`` that never split a video
+        unless it alone fills more than one."""
+        stream = getattr(self.model, "stream_answers", None)
+        answered: set[str] = set()
+        if stream is not None and keys:
+            try:
+                for arrived in stream([requests[k] for k in keys], self.frames_for):
+                    # The model decoded as it prepared each request, so the frame facts come from
+                    # memory; a video that cannot be decoded is that video's error, as below.
+                    entries = [self._entry(keys[index], requests[keys[index]], answer) for index, answer in arrived]
+                    answered.update(key for key, _, _ in entries)
+                    yield entries
+            except Exception as exc:  # the stream itself broke: the rest go through the batch path
+                print(f"timefoil: {self.model.name} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
+                      "asking the remaining requests in batches", file=sys.stderr)
+        rest = [k for k in keys if k not in answered]
+        for bundle in video_batches(rest, requests, self.model.batch_size):
+            for batch in bundle:
+                yield [(key, answer, facts)
+                       for key, (answer, facts) in zip(batch, self.answer_batch([requests[k] for k in batch]))]
+
+    def _entry(self, key: str, request: Request, answer: Answer) -> Entry:
+        frames, video_error = self.frame_info(request)
+        return key, Answer(error=video_error) if video_error else answer, frames

@@ -1,0 +1,142 @@
+"""``timefoil merge SHARD_DIR... --out RUN``: shard runs (``--shard I/N``) into one run.
+
+The shards must come from one configuration (the same config, model fingerprint and plan) and
+together record every planned request exactly once; otherwise nothing is written and every
+missing or duplicated request is reported with the shard to rerun. The result is a normal run
+directory: scored, reported, checked and resumed like any other."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from typing import Any
+
+from .runner import RunError
+from .sharding import plan_digest
+from .store import ANSWERS, CONFIG, SHARD, RunLog, write_json
+
+SAME = ("config", "model_fingerprint", "fingerprint_hash")  # what makes two shards parts of one run
+SHOWN = 5  # example ids per problem
+
+
+class MergeError(RunError):
+    def __init__(self, message: str, problems: list[str] | None = None):
+        super().__init__(message)
+        self.problems = problems or []
+
+
+def _read_json(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise MergeError(f"{os.path.dirname(path)} is not a shard run (no {os.path.basename(path)}; "
+                         "shards are made by timefoil run ... --shard I/N)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MergeError(f"{path}: not readable ({exc})") from None
+
+
+def _differences(a: dict, b: dict) -> str:
+    said = []
+    for key in SAME:
+        if a.get(key) == b.get(key):
+            continue
+        if key == "config" and isinstance(a.get(key), dict) and isinstance(b.get(key), dict):
+            said += [f"{k}: {a[key].get(k)!r} vs {b[key].get(k)!r}" for k in sorted(set(a[key]) | set(b[key]))
+                     if a[key].get(k) != b[key].get(k)]
+        else:
+            said.append(key.replace("_", " "))
+    shard_a, shard_b = a.get("shard") or {}, b.get("shard") or {}
+    said += [f"{k}: {shard_a.get(k)} vs {shard_b.get(k)}" for k in ("count", "planned", "plan_digest")
+             if shard_a.get(k) != shard_b.get(k)]
+    return "; ".join(said)
+
+
+def _examples(ids) -> str:
+    ids = sorted(ids)
+    return ", ".join(ids[:SHOWN]) + (f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
+
+
+def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
+    """Check the shards and write the merged run into ``out``; returns what was merged."""
+    metas = [_read_json(os.path.join(d, CONFIG)) for d in shard_dirs]
+    for directory, meta in zip(shard_dirs, metas):
+        if not meta.get("shard"):
+            raise MergeError(f"{directory} is a whole run, not a shard (made without --shard)")
+    first = metas[0]
+    for directory, meta in zip(shard_dirs[1:], metas[1:]):
+        differ = _differences(first, meta)
+        if differ:
+            raise MergeError(f"{directory} is a shard of another run than {shard_dirs[0]} ({differ}); "
+                             "only shards of one configuration merge")
+    count = first["shard"]["count"]
+    by_index: dict[int, list[str]] = defaultdict(list)
+    for directory, meta in zip(shard_dirs, metas):
+        by_index[meta["shard"]["index"]].append(directory)
+    problems = [f"shard {i}/{count} given twice: {', '.join(dirs)}" for i, dirs in sorted(by_index.items())
+                if len(dirs) > 1]
+    problems += [f"shard {i}/{count} not given (run it with --shard {i}/{count})" for i in range(1, count + 1)
+                 if i not in by_index]
+    if problems:
+        raise MergeError(f"cannot merge: {'; '.join(problems)}", problems)
+
+    assigned: dict[str, str] = {}  # request id -> the shard directory it was planned in
+    for directory in shard_dirs:
+        for request_id in _read_json(os.path.join(directory, SHARD)).get("ids", []):
+            if request_id in assigned:
+                problems.append(f"request {request_id} is planned in both {assigned[request_id]} and {directory}")
+            assigned[request_id] = directory
+    if len(assigned) != first["shard"]["planned"] or plan_digest(assigned) != first["shard"]["plan_digest"]:
+        problems.append(f"the shards' plans hold {len(assigned)} requests, not the {first['shard']['planned']} "
+                        "of the run they were cut from (a shard.json was changed?)")
+
+    records: dict[str, list[dict]] = {}
+    recorded_in: dict[str, list[str]] = defaultdict(list)
+    for directory in shard_dirs:
+        log = RunLog(directory)
+        records[directory] = log.read()
+        problems += [f"{directory}: {ANSWERS} line {n} is not a record" for n in log.corrupt]
+        answers: Counter = Counter()
+        for record in records[directory]:
+            if directory not in recorded_in[record["id"]]:
+                recorded_in[record["id"]].append(directory)
+            if not record["answer"].get("error"):
+                answers[record["id"]] += 1  # an error retried later is recorded again by design
+        twice = [i for i, n in answers.items() if n > 1]
+        if twice:
+            problems.append(f"{directory}: {len(twice)} requests answered more than once ({_examples(twice)})")
+        foreign = [i for i in {r["id"] for r in records[directory]} if assigned.get(i) != directory]
+        if foreign:
+            problems.append(f"{directory}: {len(foreign)} requests recorded that its shard did not plan "
+                            f"({_examples(foreign)})")
+    duplicated = [i for i, dirs in recorded_in.items() if len(dirs) > 1]
+    if duplicated:
+        problems.append(f"{len(duplicated)} requests recorded by more than one shard ({_examples(duplicated)})")
+    for directory, meta in zip(shard_dirs, metas):
+        missing = [i for i, d in assigned.items() if d == directory and directory not in recorded_in.get(i, [])]
+        if missing:
+            label = f"{meta['shard']['index']}/{count}"
+            problems.append(f"shard {label} ({directory}): {len(missing)} of "
+                            f"{sum(1 for d in assigned.values() if d == directory)} requests unanswered "
+                            f"({_examples(missing)}); run its command again to finish it")
+    if problems:
+        raise MergeError(f"cannot merge {len(shard_dirs)} shards: {len(problems)} problem(s)", problems)
+
+    if os.path.exists(os.path.join(out, CONFIG)) or os.path.exists(os.path.join(out, ANSWERS)):
+        raise MergeError(f"{out} already holds a run; merge into a new directory")
+    os.makedirs(out, exist_ok=True)
+    merged = {k: v for k, v in first.items() if k not in ("shard", "executor")}
+    merged["shard"] = None
+    merged["model_notes"] = {k: v for meta in metas for k, v in meta.get("model_notes", {}).items()}
+    merged["merged"] = {"created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                        "shards": [{"dir": os.path.abspath(d), "shard": f"{m['shard']['index']}/{count}",
+                                    "records": len(records[d])} for d, m in zip(shard_dirs, metas)]}
+    path = os.path.join(out, ANSWERS)
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:  # whole or not at all
+        for _, directory in sorted((m["shard"]["index"], d) for d, m in zip(shard_dirs, metas)):
+            handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records[directory])
+    os.replace(path + ".tmp", path)
+    write_json(os.path.join(out, CONFIG), merged)  # last: a run.json means the log is whole
+    return {"out": out, "shards": count, "requests": len(assigned),
+            "records": sum(len(r) for r in records.values())}
