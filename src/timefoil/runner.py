@@ -34,7 +34,6 @@ from .video.frames import FrameStore
 from .video.sampling import Sampling
 
 
-
 class RunError(RuntimeError):
     """A run that cannot start (bad configuration, unsupported protocol, mismatched run dir)."""
 
