@@ -119,7 +119,8 @@ class RayPool:
         for name, each in (("GPU", gpus), ("CPU", 1)):
             if each and workers * each > resources.get(name, 0):
                 self.close()
-                raise ExecutorError(f"{workers} workers x {each:g} {name} need {workers * each:g}; the Ray cluster has "
+                raise ExecutorError(f"{workers} worker{'s' if workers != 1 else ''} x {each:g} {name} need "
+                                    f"{workers * each:g}; the Ray cluster has "
                                     f"{resources.get(name, 0):g} (--workers, --gpus-per-worker)")
         if threads is None and self.started:  # a local cluster: the workers share this machine's cores
             threads = max(1, physical_cores() // workers)
