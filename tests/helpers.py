@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from timefoil.items import Item, VideoRef
+from timefoil.runner import score_run
+from timefoil.store import RunLog
 from timefoil.offline import answer_offline  # noqa: F401  (re-exported for the tests)
 
 
@@ -34,3 +36,19 @@ def generated_suite(tmp_path_factory, seed: int, per_family: int = 2) -> str:
     root = str(tmp_path_factory.mktemp("suite"))
     generate(root, per_family=per_family, seed=seed)
     return root
+
+
+def run_records(run_dir) -> list[dict]:
+    return RunLog(str(run_dir)).read()
+
+
+def run_ids(run_dir) -> list[str]:
+    """A run's recorded request ids, sorted (repeats kept, so a duplicate shows)."""
+    return sorted(r["id"] for r in run_records(run_dir))
+
+
+def run_scores(run_dir) -> str:
+    """``score --json`` of a run, as comparable text."""
+    import json
+
+    return json.dumps(score_run(str(run_dir)).to_json(), sort_keys=True)

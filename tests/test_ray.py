@@ -15,10 +15,9 @@ import pytest
 ray = pytest.importorskip("ray")
 
 import slow_run  # noqa: E402
-from helpers import generated_suite  # noqa: E402
+from helpers import generated_suite, run_ids, run_records, run_scores  # noqa: E402
 from timefoil.distributed import RayOptions  # noqa: E402
-from timefoil.runner import RunConfig, Runner, score_run  # noqa: E402
-from timefoil.store import RunLog  # noqa: E402
+from timefoil.runner import RunConfig, Runner  # noqa: E402
 
 TESTS = os.path.dirname(__file__)
 
@@ -38,16 +37,7 @@ def suite(tmp_path_factory):
     return generated_suite(tmp_path_factory, seed=6, per_family=2)
 
 
-def _records(run_dir):
-    return RunLog(str(run_dir)).read()
 
-
-def _ids(run_dir):
-    return sorted(r["id"] for r in _records(run_dir))
-
-
-def _scores(run_dir):
-    return json.dumps(score_run(str(run_dir)).to_json(), sort_keys=True)
 
 
 def _config(suite, model="bag-of-frames"):
@@ -63,13 +53,13 @@ def test_two_ray_workers_record_what_one_process_records(suite, tmp_path):
                              "--no-progress", "--executor", "ray", "--workers", "2"],
                             env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert _ids(tmp_path / "ray") == _ids(tmp_path / "one")
-    assert _scores(tmp_path / "ray") == _scores(tmp_path / "one")
-    answers = {r["id"]: r["answer"]["score"] for r in _records(tmp_path / "one")}
-    assert {r["id"]: r["answer"]["score"] for r in _records(tmp_path / "ray")} == answers
+    assert run_ids(tmp_path / "ray") == run_ids(tmp_path / "one")
+    assert run_scores(tmp_path / "ray") == run_scores(tmp_path / "one")
+    answers = {r["id"]: r["answer"]["score"] for r in run_records(tmp_path / "one")}
+    assert {r["id"]: r["answer"]["score"] for r in run_records(tmp_path / "ray")} == answers
     executor = json.load(open(tmp_path / "ray" / "run.json"))["executor"]
     counts = list(executor["workers"].values())
-    distinct = len({r["request"]["key"] for r in _records(tmp_path / "one")})
+    distinct = len({r["request"]["key"] for r in run_records(tmp_path / "one")})
     assert len(counts) == 2 and min(counts) > 0 and sum(counts) == distinct  # both worked, each request once
     assert "worker 1 (pid" in result.stderr and "worker 2 (pid" in result.stderr
 
@@ -84,10 +74,10 @@ def test_a_tiny_clip_on_two_workers_equals_one_process(cluster, suite, tmp_path)
     Runner(_config(suite, spec), str(tmp_path / "one"), cache_dir=str(tmp_path / "c1"), progress=False).run()
     Runner(_config(suite, spec), str(tmp_path / "ray"), cache_dir=str(tmp_path / "c2"), progress=False,
            ray=RayOptions(workers=2)).run()
-    assert _ids(tmp_path / "ray") == _ids(tmp_path / "one")
-    assert _scores(tmp_path / "ray") == _scores(tmp_path / "one")
-    one = {r["id"]: r["answer"]["score"] for r in _records(tmp_path / "one")}
-    for record in _records(tmp_path / "ray"):
+    assert run_ids(tmp_path / "ray") == run_ids(tmp_path / "one")
+    assert run_scores(tmp_path / "ray") == run_scores(tmp_path / "one")
+    one = {r["id"]: r["answer"]["score"] for r in run_records(tmp_path / "one")}
+    for record in run_records(tmp_path / "ray"):
         assert record["answer"]["score"] == pytest.approx(one[record["id"]], abs=1e-6)
 
 
@@ -109,14 +99,14 @@ def test_a_worker_killed_mid_run_loses_nothing_and_records_nothing_twice(cluster
     killer.start()
     runner.run()
     killer.join()
-    ids = [r["id"] for r in _records(tmp_path / "ray")]
+    ids = [r["id"] for r in run_records(tmp_path / "ray")]
     assert seen_at_kill and seen_at_kill[0] < len(ids)  # the kill came mid-run
-    assert sorted(ids) == _ids(tmp_path / "one") and not [i for i, n in Counter(ids).items() if n > 1]
-    assert _scores(tmp_path / "ray") == _scores(tmp_path / "one")
+    assert sorted(ids) == run_ids(tmp_path / "one") and not [i for i, n in Counter(ids).items() if n > 1]
+    assert run_scores(tmp_path / "ray") == run_scores(tmp_path / "one")
     summary = runner.pool.summary()
     [lost] = summary["lost"]
     assert f"pid {victim}" in lost and summary["requeued_batches"] >= 1
-    distinct = len({r["request"]["key"] for r in _records(tmp_path / "one")})
+    distinct = len({r["request"]["key"] for r in run_records(tmp_path / "one")})
     assert sum(summary["workers"].values()) == distinct  # a re-queued batch counted once, by who answered it
 
 
@@ -147,13 +137,13 @@ def test_the_driver_killed_mid_run_resumes_with_the_same_command(cluster, suite,
         time.sleep(0.01)
     driver.send_signal(signal.SIGKILL)
     driver.wait()
-    before = len(_records(tmp_path / "ray"))
-    assert 10 <= before < len(_ids(tmp_path / "one"))
+    before = len(run_records(tmp_path / "ray"))
+    assert 10 <= before < len(run_ids(tmp_path / "one"))
     # the killed driver's workers go with it: the cluster's CPUs come back for the resumed run
     while ray.available_resources().get("CPU", 0) < 2 and time.time() < deadline:
         time.sleep(0.1)
     again = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=180)
     assert again.returncode == 0, again.stderr[-2000:]
-    ids = [r["id"] for r in _records(tmp_path / "ray")]
-    assert sorted(ids) == _ids(tmp_path / "one") and len(ids) == len(set(ids))
-    assert _scores(tmp_path / "ray") == _scores(tmp_path / "one")
+    ids = [r["id"] for r in run_records(tmp_path / "ray")]
+    assert sorted(ids) == run_ids(tmp_path / "one") and len(ids) == len(set(ids))
+    assert run_scores(tmp_path / "ray") == run_scores(tmp_path / "one")

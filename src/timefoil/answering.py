@@ -24,9 +24,6 @@ class Answerer:
     def __init__(self, model: Model, frames: FrameStore):
         self.model, self.frames = model, frames
 
-    def frames_for(self, ref, sampling):
-        return self.frames.get(ref, sampling)
-
     def frame_info(self, request: Request) -> tuple[dict, str | None]:
         """Decode (once, cached) before asking, so every model sees exactly the same frames."""
         if request.video is None:
@@ -43,7 +40,7 @@ class Answerer:
     def ask(self, requests: list[Request]) -> list[Answer]:
         start = time.perf_counter()
         try:
-            answers = self.model.answer(requests, self.frames_for)
+            answers = self.model.answer(requests, self.frames.get)
             if len(answers) != len(requests):
                 raise RuntimeError(f"model returned {len(answers)} answers for {len(requests)} requests")
         except Exception:
@@ -77,7 +74,7 @@ class Answerer:
         answered: set[str] = set()
         if stream is not None and keys:
             try:
-                for arrived in stream([requests[k] for k in keys], self.frames_for):
+                for arrived in stream([requests[k] for k in keys], self.frames.get):
                     # The model decoded as it prepared each request, so the frame facts come from
                     # memory; a video that cannot be decoded is that video's error, as below.
                     entries = [self._entry(keys[index], requests[keys[index]], answer) for index, answer in arrived]

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from .runner import RunConfig, RunError, Runner, load_run
 from .sharding import Shard
+from .store import answered_twice
 
 
 def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
@@ -22,10 +23,7 @@ def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
     by_id: dict[str, list[dict]] = defaultdict(list)
     for record in records:
         by_id[record["id"]].append(record)
-    for request_id, answers in by_id.items():
-        answered = [r for r in answers if not r["answer"].get("error")]
-        if len(answered) > 1:  # a retried error is recorded again by design; an answer twice is not
-            problems.append(f"{request_id} answered {len(answered)} times")
+    problems += [f"{request_id} answered {n} times" for request_id, n in answered_twice(records).items()]
     expected: dict[str, int] = {}
     per_item: Counter = Counter()
     for request_id, answers in by_id.items():

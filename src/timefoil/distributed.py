@@ -22,7 +22,7 @@ from .answering import Answerer, Entry
 from .models import load_model
 from .redaction import redact
 from .requests import Answer, Request
-from .sharding import VideoUnits, video_batches
+from .sharding import video_batches
 from .threads import apply_threads, physical_cores
 from .video.frames import FrameStore
 
@@ -166,7 +166,7 @@ class RayPool:
     def entries(self, keys: list[str], requests: dict[str, Request]) -> Iterator[list[Entry]]:
         """(key, answer, frame facts) per batch, as batches come back from any worker."""
         ray = _ray()
-        queue: deque[list[list[str]]] = deque(video_batches(keys, requests, self.model.batch_size, VideoUnits()))
+        queue: deque[list[list[str]]] = deque(video_batches(keys, requests, self.model.batch_size))
         ahead: dict[int, deque[list[str]]] = {w: deque() for w in self.alive}  # the worker's bundle, not yet sent
         flying: dict[Any, tuple[int, list[str]]] = {}  # object ref -> (worker, batch)
         recorded: set[str] = set()

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Any
 
 from .runner import RunError
 from .sharding import plan_digest
-from .store import ANSWERS, CONFIG, SHARD, RunLog, write_json
+from .store import ANSWERS, CONFIG, SHARD, RunLog, answered_twice, write_json
 
 SAME = ("config", "model_fingerprint", "fingerprint_hash")  # what makes two shards parts of one run
 SHOWN = 5  # example ids per problem
@@ -97,13 +97,10 @@ def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
         log = RunLog(directory)
         records[directory] = log.read()
         problems += [f"{directory}: {ANSWERS} line {n} is not a record" for n in log.corrupt]
-        answers: Counter = Counter()
         for record in records[directory]:
             if directory not in recorded_in[record["id"]]:
                 recorded_in[record["id"]].append(directory)
-            if not record["answer"].get("error"):
-                answers[record["id"]] += 1  # an error retried later is recorded again by design
-        twice = [i for i, n in answers.items() if n > 1]
+        twice = list(answered_twice(records[directory]))
         if twice:
             problems.append(f"{directory}: {len(twice)} requests answered more than once ({_examples(twice)})")
         foreign = [i for i in {r["id"] for r in records[directory]} if assigned.get(i) != directory]

@@ -110,6 +110,16 @@ class RunLog:
             os.fsync(handle.fileno())
 
 
+def answered_twice(records: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Request ids with more than one answer, and how many. An error retried later is recorded
+    again by design, so only records without an error count."""
+    counts: dict[str, int] = {}
+    for record in records:
+        if not record["answer"].get("error"):
+            counts[record["id"]] = counts.get(record["id"], 0) + 1
+    return {request_id: n for request_id, n in counts.items() if n > 1}
+
+
 class ResponseCache:
     """SQLite map from (model fingerprint, request content) to a stored answer, shared by
     runs: a rerun, or a run with another configuration asking the same thing, reuses it."""
