@@ -88,11 +88,16 @@ def test_generation_with_blind_lm_asks_once_and_records_every_reply(tmp_path):
     captions = ["a man climbs up a ladder", "a cat sleeps on a sofa"]
     asker = Asker("blind-lm", str(tmp_path / "c"))
     made = generate(asker, captions, ["direction", "sequence"], max_tokens=24)
-    assert len(made) == 4 and asker.asked == 4
-    for index, foil, why in made:  # each reply is either a counterfactual or a stated reason
-        assert (foil is not None and foil.text and foil.text != captions[index]) or why
+    assert [i for i, _, _ in made] == [0, 0, 1, 1] and asker.asked == 4
+    # each reply is a counterfactual labelled with the aspect asked for, or one of the stated reasons
+    for (index, foil, why), aspect in zip(made, ["direction", "sequence"] * 2):
+        if foil is None:
+            assert why in {"not applicable", "empty reply", "unchanged"}
+        else:
+            assert (why, foil.aspect, foil.rule) == ("", aspect, "llm") and foil.text.strip()
+            assert foil.text.lower().rstrip(".") != captions[index]
     rerun = Asker("blind-lm", str(tmp_path / "c"))
-    assert [(i, f, w) for i, f, w in generate(rerun, captions, ["direction", "sequence"], max_tokens=24)] == made
+    assert generate(rerun, captions, ["direction", "sequence"], max_tokens=24) == made
     assert rerun.asked == 0
 
 
