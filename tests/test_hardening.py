@@ -35,7 +35,7 @@ def test_a_run_with_failed_requests_exits_3_and_says_how_to_re_ask_them(tmp_path
 
 @pytest.mark.parametrize("args, says", [
     (["--fps", "0"], "0<x<=1000"), (["--fps", "inf"], "0<x<=1000"),
-    (["--fps", "nan"], "fps must be a positive number up to 1000"),
+    (["--fps", "nan"], "is not a finite number"),
     (["--frames", "0"], "frame counts are 1 or more"), (["--frames", "-2"], "frame counts are 1 or more"),
     (["--max-frames", "0"], "x>=1"), (["--limit", "-2"], "x>=1"), (["--sample", "0"], "x>=1"),
     (["--frames", "100"], "100 frames is more than max_frames (64)"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import sys
@@ -43,6 +44,17 @@ class _ProtocolChoice(click.Choice):
     def convert(self, value, param, ctx):
         self.choices = list(PROTOCOLS)
         return super().convert(value, param, ctx)
+
+
+class FiniteRange(click.FloatRange):
+    """A float range that refuses nan and the infinities (click's comparisons let nan through:
+    --max-error-rate nan would make every failure pass)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 class Failure(click.ClickException):
@@ -154,7 +166,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
 @click.option("--protocol", type=_ProtocolChoice())
 @click.option("--frames", help="frames per video, or a list (1,2,4,8: one run per value); default: the benchmark's")
-@click.option("--fps", type=click.FloatRange(min=0, min_open=True, max=1000),
+@click.option("--fps", type=FiniteRange(min=0, min_open=True, max=1000),
               help="frames per second instead of a fixed count")
 @click.option("--max-frames", type=click.IntRange(min=1), help="cap for --fps (the benchmark's default: 64)")
 @click.option("--strategy", type=click.Choice(["mid", "endpoints"]), help="frame positions (default mid)")
@@ -173,7 +185,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="run directory (resumes if present)")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="frame and response cache (TIMEFOIL_CACHE)")
 @click.option("--retry-errors", is_flag=True, help="ask again the requests that failed last time")
-@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+@click.option("--max-error-rate", type=FiniteRange(0, 1), default=0.0, show_default=True,
               help="share of items allowed to fail before the exit code says so (3)")
 @click.option("--threads", type=click.IntRange(min=1),
               help="torch CPU threads (default: TIMEFOIL_THREADS, else the physical cores)")
@@ -181,7 +193,7 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="ray: one model replica per worker of a Ray cluster")
 @click.option("--workers", type=click.IntRange(min=1), help="Ray workers (default: one per GPU of the cluster)")
-@click.option("--gpus-per-worker", type=click.FloatRange(min=0), help="GPUs per Ray worker (default 1 if any)")
+@click.option("--gpus-per-worker", type=FiniteRange(min=0), help="GPUs per Ray worker (default 1 if any)")
 @click.option("--ray-address", help="an existing Ray cluster (default: RAY_ADDRESS, else a local one)")
 @click.option("--no-progress", is_flag=True)
 @_guard
@@ -223,6 +235,9 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
         if runner.pool:
             for line in worker_lines(runner.pool.summary()):
                 click.echo(f"{run_dir}: {line}", err=True)
+        if reports[-1].other_shards:
+            click.echo(f"{run_dir}: shard {part.label}: {reports[-1].other_shards} items are completed in other shards "
+                       "(scored once the shards are joined: timefoil merge)", err=True)
         if runner.kept_errors:
             click.echo(f"{run_dir}: keeping {runner.kept_errors} errors recorded by an earlier run "
                        "(--retry-errors asks them again)", err=True)

