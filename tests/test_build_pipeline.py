@@ -199,7 +199,7 @@ def test_a_killed_build_resumes_without_asking_the_model_again(pairs, tmp_path):
         while proc.poll() is None and time.monotonic() < deadline and len(getattr(server, "asked", [])) < 12:
             time.sleep(0.01)
         proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        proc.wait(timeout=60)
         first = settled_count(server)
         distinct = 2 * len(source)
         assert first < distinct, "the build finished before the kill"
@@ -278,7 +278,7 @@ class Browser:
     def close(self):
         self.ws.close()
         self.proc.kill()
-        self.proc.wait()
+        self.proc.wait(timeout=60)
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")

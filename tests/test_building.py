@@ -152,7 +152,7 @@ def test_llm_prompt_shows_six_examples_and_two_not_applicable_and_reads_replies(
     script = ("from timefoil.building.generate import prompt, load_aspects, load_exemplars; "
               "print(prompt('direction', load_aspects()['direction'], load_exemplars(), 'a boy walks up the stairs'), "
               "end='')")
-    other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+    other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120,
                            env={**os.environ, "PYTHONHASHSEED": "12345"}).stdout
     assert other == text
     caption = "a boy walks up the stairs"

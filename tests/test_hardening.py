@@ -78,7 +78,7 @@ def test_one_writer_per_run_directory_and_a_killed_writers_lock_is_taken_over(tm
     with pytest.raises(RunError, match=rf"being written by process {first.pid} \(run.lock\)"):
         run(RunConfig("synth", "bag-of-frames", data_dir=suite), out, cache_dir=str(tmp_path / "c3"), progress=False)
     first.send_signal(signal.SIGKILL)
-    first.wait()
+    first.wait(timeout=60)
     done_before = len(RunLog(out).read())
     run(RunConfig("synth", "bag-of-frames", data_dir=suite), out, cache_dir=str(tmp_path / "c2"), progress=False)
     ids = [r["id"] for r in RunLog(out).read()]

@@ -298,7 +298,7 @@ def test_sigkill_mid_run_on_the_served_path_then_resume_loses_and_duplicates_not
                     break
                 time.sleep(0.002)
             proc.send_signal(signal.SIGKILL)
-            proc.wait()
+            proc.wait(timeout=60)
             kills.append(len(RunLog(out).read()))
         assert kills[0] < total and kills[-1] < total, f"the run finished before a kill: {kills}"
         subprocess.run(command, check=True, capture_output=True, timeout=300)
@@ -308,5 +308,5 @@ def test_sigkill_mid_run_on_the_served_path_then_resume_loses_and_duplicates_not
     assert len(got) == len(set(got)) == total
     assert set(got) == {r["id"] for r in RunLog(reference).read()}
     score = [sys.executable, "-m", "timefoil.cli", "score", "--json"]
-    assert json.loads(subprocess.run([*score, out], capture_output=True, text=True).stdout) == \
-        json.loads(subprocess.run([*score, reference], capture_output=True, text=True).stdout)
+    assert json.loads(subprocess.run([*score, out], capture_output=True, text=True, timeout=120).stdout) == \
+        json.loads(subprocess.run([*score, reference], capture_output=True, text=True, timeout=120).stdout)

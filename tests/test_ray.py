@@ -136,7 +136,7 @@ def test_the_driver_killed_mid_run_resumes_with_the_same_command(cluster, suite,
         assert driver.poll() is None, driver.stdout.read().decode()
         time.sleep(0.01)
     driver.send_signal(signal.SIGKILL)
-    driver.wait()
+    driver.wait(timeout=60)
     before = len(run_records(tmp_path / "ray"))
     assert 10 <= before < len(run_ids(tmp_path / "one"))
     # the killed driver's workers go with it: the cluster's CPUs come back for the resumed run

@@ -57,7 +57,7 @@ def test_sigkill_at_random_moments_then_resume_matches_uninterrupted(suite, tmp_
                 break
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        proc.wait(timeout=60)
         done = len(ids_of(interrupted)) if os.path.exists(log) else 0
         if done >= total:
             break
