@@ -71,7 +71,8 @@ def ablation_data(result: Ablation) -> dict:
                      "metrics": {m: scored.report.get(f"overall/{m}").to_json() for m in result.headline
                                  if any(x.name == f"overall/{m}" for x in scored.report.metrics)}})
     return {"benchmark": first.report.benchmark, "protocol": first.report.protocol, "model": first.report.model,
-            "unit": HEADLINE_ITEMS, "headline": result.headline, "rows": rows, "dependence": dependence(result)}
+            "unit": HEADLINE_ITEMS, "headline": result.headline, "rows": rows,
+            "dependence": [{**entry, "line": dependence_line(entry)} for entry in dependence(result)]}
 
 
 def dependence(result: Ablation) -> list[dict]:

@@ -195,10 +195,7 @@ def ablation_html(data: dict, figures: list[str]) -> str:
                     f'<th>{escape(row["condition"])}</th>{cells}<td data-col="right">{right}</td>'
                     f'<td data-col="difference">{format_difference(row["difference"])}</td>'
                     f'<td data-col="p">{format_p(row["p_value"])}</td></tr>')
-    lines = "".join(f'<li data-what="{escape(d["what"])}">depends on {escape(d["what"])}: full − '
-                    f'{escape(d["condition"])} = <b>{format_difference(d["difference"])}</b> points of {escape(d["unit"])}'
-                    f' right ({d["only_with"]} right only with it, {d["only_without"]} only without; paired p '
-                    f'{format_p(d["p_value"])})</li>' for d in data["dependence"])
+    lines = "".join(f'<li data-what="{escape(d["what"])}">{escape(d["line"])}</li>' for d in data["dependence"])
     sweep = "".join(f for f in figures if 'data-kind="frames-line"' in f)
     return (f'<p class="legend">{escape(data["benchmark"])} · {escape(data["protocol"])} · {escape(data["model"])}. '
             f'Each condition paired with the full run over the {escape(data["unit"])} (McNemar exact); Δ vs full: '
