@@ -155,11 +155,14 @@ def test_markup_in_captions_is_shown_as_text_and_runs_nothing(runs, tmp_path):
 
 @needs_chromium
 def test_paired_p_value_matches_an_independent_mcnemar(runs, tmp_path):
-    _, dirs, html = runs
+    """Over the headline items, as the ablation table pairs them (one test, one unit)."""
+    root, dirs, html = runs
 
-    def right(run_dir):  # similarity: the target scores strictly highest
+    def right(run_dir):  # similarity: the target scores strictly highest; headline items: no proficiency item
         scores = {}
         for r in RunLog(run_dir).read():
+            if r["item"]["role"] == "proficiency":
+                continue
             scores.setdefault(r["item"]["id"], (r["item"]["target"], {}))[1][r["request"]["option"]] = \
                 r["answer"]["score"]
         return {i: all(s[t] > v for k, v in s.items() if k != t) for i, (t, s) in scores.items()}
@@ -171,7 +174,14 @@ def test_paired_p_value_matches_an_independent_mcnemar(runs, tmp_path):
     expected = min(1.0, 2 * sum(math.comb(n, k) for k in range(min(only_a, only_b) + 1)) / 2**n)
     dom = Cells()
     dom.feed(chromium(tmp_path, f"file://{html}", "--dump-dom"))
+    assert 0 < only_a + only_b < len(a) and len(a) < len({r["item"]["id"] for r in RunLog(dirs["random"]).read()})
     assert dom.p_values[(dirs["random"], dirs["bof"])] == pytest.approx(expected, rel=1e-9)
+    exported = next(c for t in json.load(open(root / "t.json")) for c in t["comparisons"]
+                    if (c["first"], c["second"]) == (dirs["random"], dirs["bof"]))
+    assert (exported["unit"], exported["n"], exported["only_first"], exported["only_second"]) == \
+        ("headline items", len(a), only_a, only_b)
+    assert exported["p_value"] == pytest.approx(expected, rel=1e-9)
+    assert "paired comparison over the headline items" in open(root / "t.csv").read()
 
 
 def test_the_file_needs_no_network_and_exports_match(runs):

@@ -9,12 +9,11 @@ from dataclasses import dataclass, replace
 from rich.table import Table
 
 from .benchmarks import get_benchmark
-from .htmlreport.compare import Comparison, compare
 from .models import load_model
+from .pairing import HEADLINE_ITEMS, Comparison, compare, load_outcomes, rights
 from .paths import default_cache_dir
-from .report import ScoredRun, load_scored, metric_cell, split_name
-from .runner import RunConfig, load_run, run
-from .scoring import outcomes_from_records
+from .report import ScoredRun, format_difference, format_p, load_scored, metric_cell, split_name
+from .runner import RunConfig, run
 
 # condition -> how it changes the run: sampling fields, or no video at all
 CONDITIONS: dict[str, dict] = {"full": {}, "shuffled": {"order": "shuffled"}, "reversed": {"order": "reversed"},
@@ -24,7 +23,7 @@ CONDITIONS: dict[str, dict] = {"full": {}, "shuffled": {"order": "shuffled"}, "r
 @dataclass
 class Ablation:
     runs: list[tuple[str, ScoredRun]]  # (condition, run)
-    paired: dict[str, Comparison]  # condition -> against the full run
+    paired: dict[str, Comparison]  # condition -> against the full run, over the headline items
     headline: list[str]
 
 
@@ -43,45 +42,75 @@ def ablate(config: RunConfig, out: str, *, frames: tuple[int, ...] = (), cache_d
         run(replace(config, sampling=sampling, blind=blind), run_dir, cache_dir=cache_dir, model=model,
             progress=progress, threads=threads)
         runs.append((name, replace(load_scored(run_dir), label=name)))
-    correct = {r.run_dir: _main_correct(r.run_dir, config.protocol) for _, r in runs}
+    return paired_ablation(runs, config.benchmark, config.protocol)
+
+
+def paired_ablation(runs: list[tuple[str, ScoredRun]], benchmark: str, protocol: str) -> Ablation:
+    """Each condition paired with the first (the full run) over the headline items."""
+    right = {r.run_dir: rights(load_outcomes(r.run_dir), HEADLINE_ITEMS) for _, r in runs}
     full = runs[0][1]
-    paired = {name: compare(full, r, correct) for name, r in runs[1:]}
-    table = get_benchmark(config.benchmark).table.get(config.protocol) or ()
+    paired = {name: compare(full.run_dir, right[full.run_dir], r.run_dir, right[r.run_dir], HEADLINE_ITEMS)
+              for name, r in runs[1:]}
+    table = get_benchmark(benchmark).table.get(protocol) or ()
     names = [split_name(m.name)[1] for m in full.report.metrics if split_name(m.name)[0] == "overall"]
     headline = [n for n in names if n in table or n.startswith("average")] or names[:3]
     return Ablation(runs, paired, headline)
 
 
-def _main_correct(run_dir: str, protocol: str) -> dict[str, bool]:
-    _, records = load_run(run_dir)
-    return {o.item["id"]: o.correct() for o in outcomes_from_records(records, protocol) if not o.is_proficiency}
+def ablation_data(result: Ablation) -> dict:
+    """The table as data: what the terminal, the HTML report and ``ablate --json`` show."""
+    first = result.runs[0][1]
+    reference = next(iter(result.paired.values()), None)
+    rows = []
+    for name, scored in result.runs:
+        pair = result.paired.get(name)
+        right, n = (pair.second_right, pair.n) if pair else \
+            ((reference.first_right, reference.n) if reference else (None, None))
+        rows.append({"condition": name, "run": scored.run_dir, "right": right, "n": n,
+                     "difference": pair.difference if pair else None, "p_value": pair.p_value if pair else None,
+                     "metrics": {m: scored.report.get(f"overall/{m}").to_json() for m in result.headline
+                                 if any(x.name == f"overall/{m}" for x in scored.report.metrics)}})
+    return {"benchmark": first.report.benchmark, "protocol": first.report.protocol, "model": first.report.model,
+            "unit": HEADLINE_ITEMS, "headline": result.headline, "rows": rows,
+            "dependence": [{**entry, "line": dependence_line(entry)} for entry in dependence(result)]}
+
+
+def dependence(result: Ablation) -> list[dict]:
+    """How much of the score rests on frame order and on the video at all (full - condition)."""
+    out = []
+    for what, condition in (("frame order", "shuffled"), ("the video", "blind")):
+        pair = result.paired.get(condition)
+        if pair is not None:
+            # 0.0 - d, not -d: no "-0.0" when nothing changed
+            out.append({"what": what, "condition": condition, "difference": 0.0 - pair.difference,
+                        "only_with": pair.only_first, "only_without": pair.only_second, "p_value": pair.p_value,
+                        "unit": pair.unit})
+    return out
+
+
+def dependence_line(entry: dict) -> str:
+    return (f"depends on {entry['what']}: full - {entry['condition']} = {format_difference(entry['difference'])} "
+            f"points of {entry['unit']} right ({entry['only_with']} right only with it, {entry['only_without']} "
+            f"only without; paired p {format_p(entry['p_value'])})")
+
+
+def dependence_lines(result: Ablation) -> list[str]:
+    return [dependence_line(entry) for entry in dependence(result)]
 
 
 def ablation_table(result: Ablation) -> Table:
-    first = result.runs[0][1].report
-    table = Table(title=f"{first.benchmark} · {first.protocol} · {first.model} · ablations", title_justify="left")
+    data = ablation_data(result)
+    table = Table(title=f"{data['benchmark']} · {data['protocol']} · {data['model']} · ablations "
+                        f"(paired over the {data['unit']})", title_justify="left")
     table.add_column("condition", no_wrap=True)
     for name in result.headline:
         table.add_column(name, justify="right")
     table.add_column("items right", justify="right")
     table.add_column("Δ vs full", justify="right")
     table.add_column("paired p", justify="right")
-    for name, scored in result.runs:
+    for (name, scored), row in zip(result.runs, data["rows"]):
         overall = {split_name(m.name)[1]: m for m in scored.report.metrics if split_name(m.name)[0] == "overall"}
-        pair = result.paired.get(name)
-        reference = next(iter(result.paired.values()))
-        right = f"{pair.second_right}/{pair.n}" if pair else f"{reference.first_right}/{reference.n}"
-        table.add_row(name, *[metric_cell(overall.get(c)) for c in result.headline], right,
-                      f"{pair.difference:+.1f}" if pair else "", f"{pair.p_value:.3g}" if pair else "")
+        table.add_row(name, *[metric_cell(overall.get(c)) for c in result.headline],
+                      f"{row['right']}/{row['n']}" if row["n"] is not None else "",
+                      format_difference(row["difference"]), format_p(row["p_value"]))
     return table
-
-
-def dependence_lines(result: Ablation) -> list[str]:
-    """How much of the score rests on frame order and on the video at all."""
-    lines = []
-    for what, condition in (("frame order", "shuffled"), ("the video", "blind")):
-        pair = result.paired[condition]
-        lines.append(f"depends on {what}: full - {condition} = {0.0 - pair.difference:+.1f} points of items right "
-                     f"({pair.only_first} right only with it, {pair.only_second} only without; paired p "
-                     f"{pair.p_value:.3g})")
-    return lines

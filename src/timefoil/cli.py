@@ -293,16 +293,17 @@ def merge(shard_dirs, out):
 @click.option("--bench-arg", multiple=True, help="loader option key=value")
 @click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="one run directory per condition")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="the conditions' tables and plots")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="the ablation table, tables and plots")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="the ablation table as JSON")
 @click.option("--cache-dir", type=click.Path(file_okay=False))
 @click.option("--threads", type=click.IntRange(min=1))
 @_guard
-def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_arg, limit, out, html_path, cache_dir,
-           threads):
+def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_arg, limit, out, html_path, json_path,
+           cache_dir, threads):
     """The papers' temporal-sensitivity runs as one table: full, shuffled, reversed, one frame,
     no video (and a frames sweep), each paired with the full run on the same items."""
     from .ablation import ablate as run_ablation
-    from .ablation import ablation_table, dependence_lines
+    from .ablation import ablation_data, ablation_table, dependence_lines
     from .report import make_console
 
     config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol, limit=limit,
@@ -314,10 +315,14 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
     console.print(ablation_table(result))
     for line in dependence_lines(result):
         click.echo(line)
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as handle:
+            json.dump(ablation_data(result), handle, indent=2, ensure_ascii=False)
+        click.echo(f"wrote {json_path}")
     if html_path:
         from .htmlreport import write_html
 
-        write_html([scored.run_dir for _, scored in result.runs], html_path)
+        write_html([scored.run_dir for _, scored in result.runs], html_path, ablation=ablation_data(result))
         click.echo(f"wrote {html_path}")
     click.echo(f"runs in {out}/")
 

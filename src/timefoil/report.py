@@ -2,6 +2,7 @@
 them out; bold where significantly above chance, each number with its own chance and 95% CI."""
 from __future__ import annotations
 
+import re
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -41,6 +42,14 @@ def load_scored(run_dir: str) -> ScoredRun:
 def split_name(name: str) -> tuple[str, str]:
     section, _, metric = name.rpartition("/")
     return section, metric
+
+
+def format_difference(points: float | None) -> str:
+    return "" if points is None else f"{points:+.1f}"
+
+
+def format_p(p_value: float | None) -> str:
+    return "" if p_value is None else f"{p_value:.3g}"
 
 
 def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
@@ -107,6 +116,45 @@ def quoted_rows(benchmark: str, protocol: str, names: list[str]):
     except ValueError:
         return []
     return [row for row in declared.quoted if row.protocol == protocol and set(row.values) & set(names)]
+
+
+def headline_name(report: ScoreReport) -> str | None:
+    """The one overall metric a summary shows: the one the paper quotes for this protocol, else
+    the mean over tests of the benchmark's first table metric, else that metric pooled."""
+    present = {m.name for m in report.metrics}
+    quoted = [name for row in quoted_rows(report.benchmark, report.protocol, sorted(present)) for name in row.values]
+    try:
+        wanted = get_benchmark(report.benchmark).table.get(report.protocol) or ()
+    except ValueError:
+        wanted = ()
+    candidates = quoted + [f"overall/average {w}" for w in wanted[:1]] + [f"overall/{w}" for w in wanted]
+    found = next((name for name in candidates if name in present), None)
+    return found or next((m.name for m in report.metrics if split_name(m.name)[0] == "overall"), None)
+
+
+# Labels of the rows in which a paper quotes its chance baseline (ViLMA's "random").
+CHANCE_LABELS = ("random", "chance", "random chance")
+
+
+def nominal_chance(benchmark: str, protocol: str, name: str) -> float | None:
+    """The chance level the paper states for a metric, where it quotes one."""
+    for row in quoted_rows(benchmark, protocol, [name]):
+        if row.label.lower() in CHANCE_LABELS and name in row.values:
+            return row.values[name]
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def same_model_rows(benchmark: str, protocol: str, model: str, names: list[str]):
+    """The paper's rows for the model a run used: every word of the row's model name (before a
+    comma or parenthesis: "LLaVA-OneVision-7B, 1 frame") is a word of the run's model spec
+    ("hf:llava-hf/llava-onevision-qwen2-7b-ov-hf"), so 7B does not match 72B."""
+    spec = _words(model)
+    return [row for row in quoted_rows(benchmark, protocol, names)
+            if (words := _words(re.split(r"[,(]", row.label)[0])) and words <= spec]
 
 
 def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:

@@ -1,42 +1,30 @@
-"""Paired comparison of runs on the same items: McNemar's exact test."""
+"""The runs of one table compared in pairs, with the one paired test of ``timefoil.pairing``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
 
+from ..pairing import HEADLINE_ITEMS, Comparison, compare, rights
+from ..protocols import Outcome
 from ..report import ScoredRun
-from ..stats import mcnemar_exact
 
 
-@dataclass
-class Comparison:
+@dataclass(frozen=True)
+class RunPair:
     first: ScoredRun
     second: ScoredRun
-    n: int  # items both runs answered
-    first_right: int
-    second_right: int
-    only_first: int  # b: right in the first run only
-    only_second: int  # c: right in the second run only
-    p_value: float
+    comparison: Comparison
 
-    @property
-    def difference(self) -> float:
-        return 100 * (self.second_right - self.first_right) / self.n if self.n else 0.0
+    def to_json(self) -> dict:
+        return {"first_label": self.first.label, "second_label": self.second.label, **self.comparison.to_json()}
 
 
-def compare(first: ScoredRun, second: ScoredRun, outcomes: dict[str, dict[str, bool]]) -> Comparison:
-    a, b = outcomes[first.run_dir], outcomes[second.run_dir]
-    shared = sorted(set(a) & set(b))
-    only_first = sum(a[i] and not b[i] for i in shared)
-    only_second = sum(b[i] and not a[i] for i in shared)
-    return Comparison(first, second, len(shared), sum(a[i] for i in shared), sum(b[i] for i in shared),
-                      only_first, only_second, mcnemar_exact(only_first, only_second))
+def pair(first: ScoredRun, second: ScoredRun, outcomes: dict[str, list[Outcome]], unit: str = HEADLINE_ITEMS,
+         test: str | None = None) -> RunPair:
+    a, b = (rights(outcomes[r.run_dir], unit, test) for r in (first, second))
+    return RunPair(first, second, compare(first.run_dir, a, second.run_dir, b, unit))
 
 
-def comparisons(runs: list[ScoredRun], outcomes: dict[str, dict[str, bool]]) -> list[Comparison]:
-    """Every pair of runs of the same benchmark and protocol."""
-    out = []
-    for first, second in combinations(runs, 2):
-        if (first.report.benchmark, first.report.protocol) == (second.report.benchmark, second.report.protocol):
-            out.append(compare(first, second, outcomes))
-    return out
+def pairs(runs: list[ScoredRun], outcomes: dict[str, list[Outcome]], unit: str = HEADLINE_ITEMS) -> list[RunPair]:
+    """Every pair of ``runs`` (one benchmark and protocol)."""
+    return [pair(first, second, outcomes, unit) for first, second in combinations(runs, 2)]

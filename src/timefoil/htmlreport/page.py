@@ -9,15 +9,17 @@ import time
 from collections import OrderedDict
 from html import escape
 
+from ..pairing import HEADLINE_ITEMS
 from ..paths import __version__
-from ..report import ScoredRun, load_scored
+from ..report import ScoredRun, format_difference, format_p, load_scored
 from ..runner import load_run
 from ..protocols import get_protocol
 from ..scoring import outcomes_from_records
 from ..stats import MetricValue
 from ..video.sampling import Sampling
 from .browser import OUTCOMES, Thumbnails, browser_items
-from .compare import comparisons
+from .leaderboard import leaderboard_html
+from .summary import summary_html
 from .svg import bar_plot, entailment_scatter, line_plot
 from .tables import PaperTable, paper_tables
 
@@ -105,8 +107,12 @@ def plots_html(runs: list[ScoredRun], tables: list[PaperTable], configs: dict[st
             metric = metrics.get(f"overall/{headline}")
             if x is None or metric is None or metric.value is None or not metric.ci95:
                 continue
-            key = json.dumps({k: v for k, v in config.items() if k != "sampling"}, sort_keys=True, default=str)
-            sweeps.setdefault(key, []).append((float(x), metric.value, metric.ci95[0], metric.ci95[1], run, metric))
+            # the same run but for its frames (or fps): an order or single-frame ablation is no sweep point
+            sampling = {k: v for k, v in (config.get("sampling") or {}).items() if k not in ("frames", "fps")}
+            key = json.dumps({**config, "sampling": sampling}, sort_keys=True, default=str)
+            if all(p[0] != float(x) for p in sweeps.get(key, [])):
+                sweeps.setdefault(key, []).append((float(x), metric.value, metric.ci95[0], metric.ci95[1], run,
+                                                   metric))
         for points in sweeps.values():
             if len({p[0] for p in points}) > 1:
                 unit = "frames" if configs[points[0][4].run_dir]["sampling"].get("frames") else "fps"
@@ -125,7 +131,22 @@ def plots_html(runs: list[ScoredRun], tables: list[PaperTable], configs: dict[st
         if biased:
             figures.append(bar_plot(biased, f"{table.title}: multiple-choice bias (acc_B − acc_A)", "bias, points",
                                     "bias-bars", lo=-100, hi=100))
-    return [f"<figure>{svg}<figcaption>{escape(_title_of(svg))}</figcaption></figure>" for svg in figures]
+    return [_figure(svg) for svg in figures]
+
+
+# What each kind of plot draws, said under it.
+LEGENDS = {"entailment-scatter": "Each dot an item: green right under StrictVLE, red wrong; shaded: the StrictVLE "
+                                 "region (true caption entailed, foil not); dashed: the diagonal.",
+           "frames-line": "Line: the metric at each sampling; vertical bars: 95% CI; dashed: chance.",
+           "category-bars": "Bars: the metric per test or category, its value at the right; dashed: each one's "
+                            "chance. A value of 0 is the short mark at the axis.",
+           "bias-bars": "Bars: acc_B − acc_A per run (0: no bias), value at the right; dashed: 0."}
+
+
+def _figure(svg: str) -> str:
+    kind = svg.split('data-plot="', 1)[1].split('"', 1)[0]
+    return (f'<figure data-kind="{escape(kind)}">{svg}<figcaption><b>{escape(_title_of(svg))}</b>. '
+            f'{escape(LEGENDS.get(kind, ""))}</figcaption></figure>')
 
 
 def _title_of(svg: str) -> str:
@@ -135,22 +156,61 @@ def _title_of(svg: str) -> str:
     return html_module.unescape(svg[start:svg.index("</title>", start)])
 
 
-def comparison_html(runs: list[ScoredRun], outcomes: dict[str, list]) -> str:
-    correct = {run.run_dir: {o.item["id"]: o.correct() for o in outcomes[run.run_dir]} for run in runs}
+def comparison_html(tables: list[PaperTable]) -> str:
     rows = []
-    for c in comparisons(runs, correct):
-        rows.append(f'<tr data-first="{escape(c.first.run_dir)}" data-second="{escape(c.second.run_dir)}">'
-                    f'<td>{escape(c.first.report.benchmark)} · {escape(c.first.report.protocol)}</td>'
-                    f"<td>{escape(c.first.label)}</td><td>{escape(c.second.label)}</td><td>{c.n}</td>"
-                    f"<td>{100 * c.first_right / max(c.n, 1):.1f}</td><td>{100 * c.second_right / max(c.n, 1):.1f}</td>"
-                    f"<td>{c.difference:+.1f}</td><td>{c.only_first}</td><td>{c.only_second}</td>"
-                    f'<td class="{"sig" if c.p_value < 0.05 else ""}" data-p="{c.p_value!r}">'
-                    f'{c.p_value:.4g}</td></tr>')
+    for table in tables:
+        for p in table.pairs:
+            c = p.comparison
+            rows.append(f'<tr data-first="{escape(c.first)}" data-second="{escape(c.second)}">'
+                        f"<td>{escape(table.title)}</td><td>{escape(p.first.label)}</td>"
+                        f"<td>{escape(p.second.label)}</td><td>{escape(c.unit)}</td><td>{c.n}</td>"
+                        f"<td>{100 * c.first_right / max(c.n, 1):.1f}</td>"
+                        f"<td>{100 * c.second_right / max(c.n, 1):.1f}</td><td>{format_difference(c.difference)}</td>"
+                        f"<td>{c.only_first}</td><td>{c.only_second}</td>"
+                        f'<td class="{"sig" if c.p_value < 0.05 else ""}" data-p="{c.p_value!r}">'
+                        f"{format_p(c.p_value)}</td></tr>")
     if not rows:
         return "<p>Comparisons need two or more runs of the same benchmark and protocol.</p>"
-    return ('<table class="compare"><thead><tr><th>benchmark</th><th>run A</th><th>run B</th><th>paired items</th>'
-            '<th>A right %</th><th>B right %</th><th>B − A</th><th>only A right</th><th>only B right</th>'
-            '<th>McNemar p</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+    return ('<div class="scroll"><table class="compare"><thead><tr><th>benchmark</th><th>run A</th><th>run B</th>'
+            '<th>unit</th><th>paired items</th><th>A right %</th><th>B right %</th><th>B − A</th><th>only A right</th>'
+            '<th>only B right</th><th>paired p</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table></div>")
+
+
+def _metric(data: dict) -> MetricValue:
+    """A metric back from its JSON (``MetricValue.to_json``)."""
+    return MetricValue(data["name"], data["value"], data["n"], data["chance"],
+                       tuple(data["ci95"]) if data["ci95"] else None, data["p_value"],
+                       {k: v for k, v in data.items() if k in ("p_below", "warning")})
+
+
+def ablation_html(data: dict, figures: list[str]) -> str:
+    """The terminal's ablation table (``timefoil.ablation.ablation_data``), then its frames sweep."""
+    head = "".join(f"<th>{escape(name)}</th>" for name in data["headline"])
+    rows = []
+    for row in data["rows"]:
+        cells = "".join(_cell(_metric(row["metrics"][name]), row["run"], name) if name in row["metrics"] else
+                        f'<td data-metric="{escape(name)}" class="empty">–</td>' for name in data["headline"])
+        right = f"{row['right']}/{row['n']}" if row["n"] is not None else ""
+        rows.append(f'<tr data-condition="{escape(row["condition"])}" data-run="{escape(row["run"])}">'
+                    f'<th>{escape(row["condition"])}</th>{cells}<td data-col="right">{right}</td>'
+                    f'<td data-col="difference">{format_difference(row["difference"])}</td>'
+                    f'<td data-col="p">{format_p(row["p_value"])}</td></tr>')
+    lines = "".join(f'<li data-what="{escape(d["what"])}">{escape(d["line"])}</li>' for d in data["dependence"])
+    sweep = "".join(f for f in figures if 'data-kind="frames-line"' in f)
+    return (f'<p class="legend">{escape(data["benchmark"])} · {escape(data["protocol"])} · {escape(data["model"])}. '
+            f'Each condition paired with the full run over the {escape(data["unit"])} (McNemar exact); Δ vs full: '
+            f'the condition minus the full run, in points of items right.</p><div class="scroll">'
+            f'<table class="ablation"><thead><tr><th>condition</th>{head}<th>items right</th><th>Δ vs full</th>'
+            f'<th>paired p</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+            f'<ul class="dependence">{lines}</ul><div class="figures">{sweep}</div>')
+
+
+def _run_list(runs: list[ScoredRun], path: str) -> str:
+    """Run directories relative to the report file; the full path on hover."""
+    here = os.path.dirname(os.path.abspath(path))
+    return "".join(f'<li><code title="{escape(os.path.abspath(r.run_dir))}">'
+                   f"{escape(os.path.relpath(os.path.abspath(r.run_dir), here))}</code>: "
+                   f"{escape(r.report.benchmark)} · {escape(r.report.protocol)} · {escape(r.label)}</li>" for r in runs)
 
 
 def _script_json(data) -> str:
@@ -158,8 +218,13 @@ def _script_json(data) -> str:
     return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: bool = True) -> str:
+def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: bool = True,
+               ablation: dict | None = None) -> str:
+    """``ablation``: the table of ``timefoil ablate`` (its data), shown first, before the tables."""
     runs = [load_scored(d) for d in run_dirs]
+    if ablation is not None:  # the conditions by their names, as in the terminal
+        names = {row["run"]: row["condition"] for row in ablation["rows"]}
+        runs = [ScoredRun(r.run_dir, names.get(r.run_dir, r.label), r.sampling, r.report) for r in runs]
     configs, outcomes, items = {}, {}, []
     thumbs = Thumbnails() if thumbnails else None
     for index, run in enumerate(runs):
@@ -170,35 +235,49 @@ def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: 
         sampling = None if meta["config"].get("blind") or not meta["config"].get("sampling") \
             else Sampling.from_json(meta["config"]["sampling"])
         items += browser_items(index, run.label, records, outcomes[run.run_dir], protocol, sampling, limit, thumbs)
-    tables = paper_tables(runs)
+    tables = paper_tables(runs, outcomes)
     figures = plots_html(runs, tables, configs, outcomes)
-    run_list = "".join(f"<li><code>{escape(r.run_dir)}</code>: {escape(r.report.benchmark)} · "
-                       f"{escape(r.report.protocol)} · {escape(r.label)}</li>" for r in runs)
     filters = {"run": [[i, r.label + " · " + r.report.benchmark] for i, r in enumerate(runs)],
                "benchmark": sorted({i["benchmark"] for i in items}), "test": sorted({i["test"] for i in items}),
                "category": sorted({c for i in items for c in i["categories"]}), "outcome": list(OUTCOMES)}
+    sections = [("summary", "Summary", '<p class="legend">Each run\'s headline number, its 95% interval and chance; '
+                 'bold: above chance (one-sided p &lt; 0.05), red: below. Paper: the paper\'s row for the same model.'
+                 '</p>' + summary_html(runs, configs, outcomes))]
+    if ablation is not None:
+        sections.append(("ablation", "Ablation", ablation_html(ablation, figures)))
+        figures = [f for f in figures if 'data-kind="frames-line"' not in f]
+    boards = [leaderboard_html(t, outcomes) for t in tables if len(t.rows) > 1] if ablation is None else []
+    if boards:
+        sections.append(("leaderboard", "Leaderboard", '<p class="legend">Click a column to sort. [..]: 95% CI; '
+                         "bold: above chance. Hover a cell for its p-value and, where two runs' intervals overlap, "
+                         f"the paired test between them (over the {HEADLINE_ITEMS}).</p>" + "".join(boards)))
+    sections.append(("tables", "Tables", '<p class="legend">Bold: above chance (one-sided p &lt; 0.05). ±: half-width '
+                     "of the 95% confidence interval. Hover a cell for n, chance, interval and p-value.</p>"
+                     + "".join(table_html(t) for t in tables)))
+    sections.append(("plots", "Plots", f'<div class="figures">{"".join(figures) or "<p>No plots for these runs.</p>"}'
+                     "</div>"))
+    if ablation is None:
+        sections.append(("compare", "Comparisons", '<p class="legend">Paired over the items both runs answered, in the '
+                         "unit named (headline items: the main items the headline metrics count, proficiency left "
+                         "out); an item is right when all its requests are (StrictVLE for entailment). McNemar's exact "
+                         "test on the items right in one run only.</p>" + comparison_html(tables)))
+    sections.append(("browser", "Samples", '<div id="filters"></div><p id="shown"></p><div id="items"></div>'))
+    nav = " ".join(f'<a href="#{key}">{title}</a>' for key, title, _ in sections)
+    body = "\n".join(f'<section id="{key}"><h2>{title}</h2>{content}</section>' for key, title, content in sections)
     html_text = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <title>timefoil report</title><style>{_asset("report.css")}</style></head>
 <body><header><h1>timefoil report</h1><p>{len(runs)} run(s) · generated {escape(time.strftime("%Y-%m-%d %H:%M"))}
-by timefoil {escape(__version__)}</p><ul class="runs">{run_list}</ul>
-<nav><a href="#tables">Tables</a> <a href="#plots">Plots</a> <a href="#compare">Comparisons</a>
-<a href="#browser">Samples</a></nav></header>
+by timefoil {escape(__version__)}</p><ul class="runs">{_run_list(runs, path)}</ul>
+<nav>{nav}</nav></header>
 <main>
-<section id="tables"><h2>Tables</h2><p class="legend">Bold: above chance (one-sided p &lt; 0.05). ±: half-width of the
-95% confidence interval. Hover a cell for n, chance, interval and p-value.</p>{"".join(table_html(t) for t in tables)}
-</section>
-<section id="plots"><h2>Plots</h2><div class="figures">{"".join(figures) or "<p>No plots for these runs.</p>"}</div>
-</section>
-<section id="compare"><h2>Comparisons</h2><p class="legend">Paired over the items both runs answered; an item is right
-when all its requests are (StrictVLE for entailment). McNemar's exact test on the discordant items.</p>
-{comparison_html(runs, outcomes)}</section>
-<section id="browser"><h2>Samples</h2><div id="filters"></div><p id="shown"></p><div id="items"></div></section>
+{body}
 </main>
 <script type="application/json" id="data-items">{_script_json(items)}</script>
 <script type="application/json" id="data-filters">{_script_json(filters)}</script>
 <script>{_asset("browser.js")}</script>
+<script>{_asset("sort.js")}</script>
 </body></html>
 """
     with open(path, "w", encoding="utf-8") as handle:

@@ -63,23 +63,71 @@ def line_plot(series: dict[str, list[tuple[float, float, float, float]]], title:
     return _frame(title, "".join(body), x_label, y_label, "frames-line")
 
 
-def bar_plot(bars: list[tuple[str, float, float | None]], title: str, y_label: str, kind: str,
+# Bars lie horizontally, so a label of any length gets its own lines, never cut (10px text:
+# at most 6.2px a character, wrapped to fit the label column).
+CHAR_W, LINE_H, LABEL_W, VALUE_W = 6.2, 12, 128, 40
+
+
+def wrap_label(label: str, width: int = int(LABEL_W / CHAR_W)) -> list[str]:
+    """Lines of at most ``width`` characters, broken after '_', ':', '/', ' ' or '-' where possible."""
+    pieces, piece = [], ""
+    for ch in label:
+        piece += ch
+        if ch in "_:/ -":
+            pieces.append(piece)
+            piece = ""
+    pieces.append(piece)
+    lines = [""]
+    for piece in (p for p in pieces if p):
+        while len(piece) > width:  # one long word: cut it across lines
+            if lines[-1]:
+                lines.append("")
+            lines[-1], piece = piece[:width], piece[width:]
+            lines.append("")
+        if len(lines[-1]) + len(piece.rstrip()) > width and lines[-1]:
+            lines.append("")
+        lines[-1] += piece
+    return [line.strip() for line in lines if line.strip()] or [""]
+
+
+def bar_plot(bars: list[tuple[str, float, float | None]], title: str, value_label: str, kind: str,
              lo: float = 0, hi: float = 100) -> str:
-    """Labelled bars (label, value, chance) on a [lo, hi] scale."""
-    n = max(1, len(bars))
-    width = (W - PAD - 10) / n
-    body = []
-    zero = _y(max(lo, 0) if lo < 0 < hi else lo, lo, hi)
-    for i, (label, value, chance) in enumerate(bars):
-        x = PAD + i * width
-        top = _y(value, lo, hi)
-        body.append(f'<rect x="{x + 2:.1f}" y="{min(top, zero):.1f}" width="{max(1, width - 4):.1f}" '
-                    f'height="{abs(zero - top):.1f}" class="bar"><title>{escape(label)}: {value:.1f}</title></rect>')
+    """Horizontal bars (label, value, chance) on a [lo, hi] scale, the value written beside each;
+    a bar at zero is a short mark, so an empty chart never looks broken."""
+    left, right, top = LABEL_W + 8, W - VALUE_W, 30
+    wrapped = [wrap_label(label) for label, _, _ in bars]
+    heights = [max(18, LINE_H * len(lines) + 6) for lines in wrapped]
+    height = top + sum(heights) + 30
+
+    def x(v: float) -> float:
+        return left + (min(max(v, lo), hi) - lo) / ((hi - lo) or 1) * (right - left)
+
+    zero = x(0 if lo < 0 < hi else lo)
+    body = [f'<rect x="{left}" y="8" width="10" height="8" class="bar"/>'
+            f'<text x="{left + 14}" y="16" class="tick">{escape(value_label)}</text>'
+            f'<line x1="{left + 110}" x2="{left + 110}" y1="6" y2="18" class="chance"/>'
+            f'<text x="{left + 116}" y="16" class="tick">chance</text>',
+            f'<line x1="{zero:.1f}" x2="{zero:.1f}" y1="{top - 4}" y2="{height - 26}" class="axis"/>']
+    y = top
+    for (label, value, chance), lines, h in zip(bars, wrapped, heights):
+        end = x(value)
+        width = abs(end - zero)
+        cls = "bar" if width >= 2 else "bar zero"
+        body.append(f'<rect x="{min(end, zero) if width >= 2 else zero - 1:.1f}" y="{y + 3}" '
+                    f'width="{max(width, 2):.1f}" height="{h - 6}" class="{cls}">'
+                    f'<title>{escape(label)}: {value:.1f}</title></rect>')
         if chance is not None:
-            body.append(f'<line x1="{x + 2:.1f}" x2="{x + width - 2:.1f}" y1="{_y(chance, lo, hi):.1f}" '
-                        f'y2="{_y(chance, lo, hi):.1f}" class="chance"/>')
-        body.append(f'<text x="{x + width / 2:.1f}" y="{H - PAD + 12}" text-anchor="end" class="tick" '
-                    f'transform="rotate(-35 {x + width / 2:.1f} {H - PAD + 12})">{escape(label[:18])}</text>')
+            body.append(f'<line x1="{x(chance):.1f}" x2="{x(chance):.1f}" y1="{y + 1}" y2="{y + h - 1}" '
+                        f'class="chance"/>')
+        first = y + h / 2 - (len(lines) - 1) * LINE_H / 2 + 3.5
+        tspans = "".join(f'<tspan x="{LABEL_W}" y="{first + k * LINE_H:.1f}">{escape(line)}</tspan>'
+                         for k, line in enumerate(lines))
+        body.append(f'<text text-anchor="end" class="tick bar-label">{tspans}</text>'
+                    f'<text x="{W - 4}" y="{y + h / 2 + 3.5:.1f}" text-anchor="end" class="tick value">'
+                    f'{value:.1f}</text>')
+        y += h
     for t in (lo, (lo + hi) / 2, hi):
-        body.append(f'<text x="{PAD - 4}" y="{_y(t, lo, hi) + 4}" text-anchor="end" class="tick">{t:g}</text>')
-    return _frame(title, "".join(body), "", y_label, kind)
+        body.append(f'<text x="{x(t):.1f}" y="{y + 14}" text-anchor="middle" class="tick">{t:g}</text>')
+    return (f'<svg class="plot" data-plot="{escape(kind)}" viewBox="0 0 {W} {height}" width="{W}" '
+            f'height="{height}" role="img" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
+            f'{"".join(body)}</svg>')

@@ -8,8 +8,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..benchmarks import BENCHMARKS
-from ..report import ScoredRun, quoted_rows, split_name
+from ..pairing import HEADLINE_ITEMS, load_outcomes
+from ..protocols import Outcome
+from ..report import ScoredRun, format_difference, format_p, quoted_rows, split_name
 from ..stats import MetricValue
+from .compare import RunPair, pairs
 
 
 @dataclass
@@ -19,6 +22,7 @@ class PaperTable:
     columns: list[tuple[str, str]]  # (section, metric)
     rows: list[tuple[ScoredRun, dict[str, MetricValue]]]
     quoted: list = field(default_factory=list)  # PaperRow: numbers quoted from the paper, not run here
+    pairs: list[RunPair] = field(default_factory=list)  # the runs compared two by two, over the headline items
 
     def quoted_value(self, row, column: tuple[str, str]) -> str:
         value = row.values.get("/".join(column))
@@ -49,7 +53,9 @@ def _sections(names: list[str], categories: bool) -> list[str]:
     return tests + ["overall"] + cats
 
 
-def paper_tables(runs: list[ScoredRun]) -> list[PaperTable]:
+def paper_tables(runs: list[ScoredRun], outcomes: dict[str, list[Outcome]] | None = None) -> list[PaperTable]:
+    """``outcomes`` by run directory, when the caller has them already."""
+    outcomes = outcomes if outcomes is not None else {}
     grouped: OrderedDict[tuple[str, str], list[ScoredRun]] = OrderedDict()
     for run in runs:
         grouped.setdefault((run.report.benchmark, run.report.protocol), []).append(run)
@@ -68,7 +74,10 @@ def paper_tables(runs: list[ScoredRun]) -> list[PaperTable]:
         columns += [split_name(n) for n in names if n.startswith("overall/average")]
         rows = [(run, {m.name: m for m in run.report.metrics}) for run in members]
         quoted = quoted_rows(benchmark, protocol, ["/".join(c) for c in columns])
-        tables.append(PaperTable(benchmark, protocol, columns, rows, quoted))
+        for run in members:
+            if run.run_dir not in outcomes:
+                outcomes[run.run_dir] = load_outcomes(run.run_dir)
+        tables.append(PaperTable(benchmark, protocol, columns, rows, quoted, pairs(members, outcomes)))
     return tables
 
 
@@ -88,6 +97,16 @@ def write_table_csv(tables: list[PaperTable], path: str) -> None:
             for row in table.quoted:
                 writer.writerow([f"{row.label} (quoted from the paper, {row.source})"]
                                 + [table.quoted_value(row, c) for c in table.columns])
+            if table.pairs:
+                writer.writerow([])
+                writer.writerow([f"{table.title}: paired comparison over the {HEADLINE_ITEMS} (McNemar exact)"])
+                writer.writerow(["run A", "run B", "unit", "paired items", "A right", "B right", "B - A",
+                                 "only A right", "only B right", "paired p"])
+                for p in table.pairs:
+                    c = p.comparison
+                    writer.writerow([p.first.label, p.second.label, c.unit, c.n, c.first_right, c.second_right,
+                                     format_difference(c.difference), c.only_first, c.only_second,
+                                     format_p(c.p_value)])
             writer.writerow([])
 
 
@@ -102,7 +121,8 @@ def write_table_json(tables: list[PaperTable], path: str) -> None:
                        "parse_failures": run.report.parse_failures,
                        "metrics": {"/".join(c): metrics["/".join(c)].to_json() for c in t.columns
                                    if "/".join(c) in metrics}} for run, metrics in t.rows],
-             "quoted_from_paper": [{"label": r.label, "source": r.source, "values": r.values} for r in t.quoted]}
+             "quoted_from_paper": [{"label": r.label, "source": r.source, "values": r.values} for r in t.quoted],
+             "comparisons": [p.to_json() for p in t.pairs]}
             for t in tables]
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2, ensure_ascii=False)

@@ -1,0 +1,93 @@
+"""The report's first section: per benchmark and run, the headline number with its interval,
+its chance (and the paper's, where that differs), the paper's rows for the same model, and a
+one-line verdict."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from html import escape
+
+from ..pairing import HEADLINE_ITEMS, Comparison, compare, rights
+from ..protocols import Outcome
+from ..report import (ScoredRun, format_difference, format_p, headline_name, nominal_chance, quoted_rows,
+                      same_model_rows, split_name)
+from ..stats import MetricValue
+
+ORDER_ABLATIONS = ("shuffled", "reversed")
+
+
+def _without_order(config: dict) -> str:
+    sampling = {k: v for k, v in (config.get("sampling") or {}).items() if k not in ("order", "seed")}
+    return repr(sorted({**config, "sampling": sampling}.items(), key=lambda kv: kv[0]))
+
+
+def order_ablation(run: ScoredRun, runs: list[ScoredRun], configs: dict[str, dict],
+                   outcomes: dict[str, list[Outcome]]) -> tuple[str, Comparison] | None:
+    """The run with natural frame order paired with its shuffled (else reversed) twin, if present."""
+    config = configs[run.run_dir]
+    if config.get("blind") or (config.get("sampling") or {}).get("order", "natural") != "natural":
+        return None
+    for order in ORDER_ABLATIONS:
+        for other in runs:
+            other_config = configs[other.run_dir]
+            if ((other_config.get("sampling") or {}).get("order") == order
+                    and _without_order(other_config) == _without_order(config)):
+                a, b = rights(outcomes[run.run_dir]), rights(outcomes[other.run_dir])
+                return order, compare(run.run_dir, a, other.run_dir, b, HEADLINE_ITEMS)
+    return None
+
+
+def verdict(metric: MetricValue, ablation: tuple[str, Comparison] | None) -> str:
+    said = ("above chance" if metric.significant else "below chance" if metric.below_chance else "at chance")
+    if ablation is not None:
+        order, c = ablation
+        moved = "moved it" if c.p_value < 0.05 else "did not move it"
+        said += (f"; {order} frames {moved} ({format_difference(c.difference)} points of {c.unit} right, "
+                 f"paired p {format_p(c.p_value)})")
+    return said
+
+
+def _interval(metric: MetricValue) -> str:
+    ci = f' <span class="ci">[{metric.ci95[0]:.1f}, {metric.ci95[1]:.1f}]</span>' if metric.ci95 else ""
+    return f'<span class="v">{metric.value:.1f}</span>{ci}'
+
+
+def summary_html(runs: list[ScoredRun], configs: dict[str, dict], outcomes: dict[str, list[Outcome]]) -> str:
+    grouped: OrderedDict[tuple[str, str], list[ScoredRun]] = OrderedDict()
+    for run in runs:
+        grouped.setdefault((run.report.benchmark, run.report.protocol), []).append(run)
+    body = []
+    for (benchmark, protocol), members in grouped.items():
+        body.append(f'<tr class="group"><th colspan="5">{escape(benchmark)} · {escape(protocol)}</th></tr>')
+        headlines = []
+        for run in members:
+            name = headline_name(run.report)
+            metric = next((m for m in run.report.metrics if m.name == name), None)
+            if metric is None or metric.value is None:
+                body.append(f'<tr data-run="{escape(run.run_dir)}"><th>{escape(run.label)}</th>'
+                            f'<td colspan="4" class="empty">no scored items</td></tr>')
+                continue
+            headlines.append(name)
+            chance = "" if metric.chance is None else f"{metric.chance:.1f}"
+            stated = nominal_chance(benchmark, protocol, name)
+            if stated is not None and (metric.chance is None or abs(stated - metric.chance) >= 0.05):
+                chance += f' <span class="paper-chance" title="the chance the paper states">paper {stated:.1f}</span>'
+            paper = "; ".join(f"{escape(row.label)} {row.values[name]:.1f} ({escape(row.source)})"
+                              for row in same_model_rows(benchmark, protocol, run.report.model, [name])
+                              if name in row.values)
+            said = verdict(metric, order_ablation(run, runs, configs, outcomes))
+            cls = "sig" if metric.significant else "below" if metric.below_chance else ""
+            body.append(f'<tr data-run="{escape(run.run_dir)}" data-metric="{escape(name)}">'
+                        f'<th>{escape(run.label)}<div class="metric">{escape(split_name(name)[1])}</div></th>'
+                        f'<td class="{cls}">{_interval(metric)}</td><td>{chance}</td>'
+                        f'<td class="paper-rows">{paper or "–"}</td><td class="verdict">{escape(said)}</td></tr>')
+        for name in OrderedDict.fromkeys(headlines):
+            rows = [row for row in quoted_rows(benchmark, protocol, [name]) if name in row.values]
+            if rows:
+                listed = " · ".join(f"{escape(r.label)} {r.values[name]:.1f}" for r in rows)
+                sources = ", ".join(OrderedDict.fromkeys(r.source for r in rows))
+                body.append(f'<tr class="quoted"><td colspan="5">the paper ({escape(sources)}), '
+                            f'{escape(split_name(name)[1])}: {listed}</td></tr>')
+    return ('<table class="summary"><colgroup><col class="c-run"><col class="c-value"><col class="c-chance">'
+            '<col class="c-paper"><col class="c-verdict"></colgroup><thead><tr><th>run · headline metric</th>'
+            '<th>value [95% CI]</th><th>chance</th><th>paper, same model</th><th>verdict</th></tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>')
