@@ -284,6 +284,7 @@ class Browser:
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 def test_the_annotation_page_records_keyboard_answers_and_shows_markup_as_text(pairs, tmp_path):
     from timefoil.building.annotate import page_data
+    from timefoil.building.answers import read_answers
     from timefoil.building.collect import votes_by_item
 
     root, source = pairs
@@ -330,7 +331,8 @@ def test_the_annotation_page_records_keyboard_answers_and_shows_markup_as_text(p
     finally:
         browser.close()
     saved = json.loads((downloads / "answers-ann.json").read_text())
-    assert {k: v for k, [(_, v)] in votes_by_item([saved], "choice").items()} == expected
+    votes = votes_by_item([read_answers(str(downloads / "answers-ann.json"))], folder.load(bench))
+    assert {k: v for k, [(_, v)] in votes.items()} == expected
     assert saved["item_order"] == [i for i, _ in shown] and saved["annotator"] == "ann"
     # The order is the annotator's own: the same name gives the same order, another name another
     ann = page_data(folder.load(bench), "ann", "choice", benchmark="b", frames=1)

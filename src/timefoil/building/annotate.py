@@ -9,7 +9,6 @@ Arrows move between items, S saves. Captions are inserted as text, never as mark
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from importlib import resources
 from typing import Sequence
@@ -19,9 +18,7 @@ from ..imaging import png_data_url, thumbnail
 from ..items import Item
 from ..video.frames import FrameStore
 from ..video.sampling import Sampling
-
-TASKS = ("choice", "validate")
-
+from .answers import TASKS
 
 def annotator_seed(annotator: str, seed: int = 0) -> int:
     return int(hashlib.sha256(f"{seed}:{annotator}".encode()).hexdigest()[:12], 16)
@@ -67,14 +64,3 @@ def write_page(path: str, data: dict) -> str:
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
-
-def read_answers(path: str) -> dict:
-    """A saved answer file, checked enough to name what is wrong with it."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable answer file ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("answers"), dict) or not data.get("annotator"):
-        raise ValueError(f"{path}: not a timefoil answer file (needs annotator and answers)")
-    return data
