@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
+from html import escape
 from importlib import resources
 from typing import Sequence
 
@@ -19,6 +21,9 @@ from ..items import Item
 from ..video.frames import FrameStore
 from ..video.sampling import Sampling
 from .answers import TASKS
+
+PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
 
 def annotator_seed(annotator: str, seed: int = 0) -> int:
     return int(hashlib.sha256(f"{seed}:{annotator}".encode()).hexdigest()[:12], 16)
@@ -53,14 +58,15 @@ def page_data(items: Sequence[Item], annotator: str, task: str, *, benchmark: st
 
 
 def write_page(path: str, data: dict) -> str:
-    page = (resources.files("timefoil.building") / "data" / "annotate.html").read_text(encoding="utf-8")
-    html = page.replace("/*DATA*/null", _script_json(data)).replace("{{title}}", _escape(
-        f"{data['benchmark']}: {data['task']} ({data['annotator']})"))
+    """Fill the page's placeholders in one pass, each value escaped for where it lands: the data
+    as JSON that no ``</script>`` can end, the title as HTML text. Filled text is never scanned
+    again, so a caption that reads ``{{title}}`` stays a caption."""
+    template = (resources.files("timefoil.building") / "data" / "annotate.html").read_text(encoding="utf-8")
+    values = {"data": _script_json(data),
+              "title": escape(f"{data['benchmark']}: {data['task']} ({data['annotator']})", quote=True)}
+    found = set(PLACEHOLDER.findall(template))
+    if found != set(values):  # a template and a writer out of step would show a broken page
+        raise ValueError(f"annotate.html has placeholders {sorted(found)}, the page fills {sorted(values)}")
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(html)
+        handle.write(PLACEHOLDER.sub(lambda match: values[match.group(1)], template))
     return path
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
