@@ -96,9 +96,25 @@ class HumanAnswers(Model):
         return Answer(raw=names[0] if names[0] != NONE else "none of them", meta=meta)
 
 
+def refuse_output_inside(output: str | None, inputs: Sequence[str]) -> None:
+    """Refuse an output that is, or lies inside, an input folder (or is an input file): writing it
+    would overwrite what the command is reading, e.g. ``collect B ... --accepted B`` would replace
+    B's items with the accepted few. Symbolic links are resolved first, so a link cannot hide it."""
+    if not output:
+        return
+    target = os.path.realpath(output)
+    for source in inputs:
+        place = os.path.realpath(source)
+        if target == place or (os.path.isdir(place) and os.path.commonpath([target, place]) == place):
+            how = "is" if target == place else "lies inside"
+            raise ValueError(f"the output {output} {how} the input {source}; write it elsewhere")
+
+
 def collect(bench_dir: str, answer_files: Sequence[str], *, rule: str = "2/3", aggregate: str = "mode",
             out: str | None = None, accepted_dir: str | None = None, build_dir: str | None = None,
             cache_dir: str | None = None, seed: int = 0) -> dict[str, Any]:
+    for output in (out, accepted_dir, build_dir):
+        refuse_output_inside(output, [bench_dir, *answer_files])
     files = [read_answers(path) for path in answer_files]
     task = files[0].task
     names = [f.annotator for f in files]
