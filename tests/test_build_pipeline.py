@@ -281,9 +281,15 @@ class Browser:
         self.proc.wait(timeout=60)
 
 
+# A caption reading {{title}} once received the title, whose quote then ended the JSON string
+HOSTILE_NAME = "\"+(window.ran = 1)+\" </script><script>window.ran = 4</script>{{title}}"
+HOSTILE_CAPTIONS = {1: "{{title}} </script><script>window.ran = 2</script>", 2: "\" onclick=\"window.ran = 3\" x='"}
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 def test_the_annotation_page_records_keyboard_answers_and_shows_markup_as_text(pairs, tmp_path):
     from timefoil.building.annotate import page_data
+    from timefoil.building.answers import read_answers
     from timefoil.building.collect import votes_by_item
 
     root, source = pairs
@@ -293,10 +299,13 @@ def test_the_annotation_page_records_keyboard_answers_and_shows_markup_as_text(p
     for k, pair in enumerate(source[:4]):
         shutil.copy(pair["video"], os.path.join(bench, "videos", f"{k}.mp4"))
         caption = pair["caption"] if k else "<b>bold</b> & <img src=x onerror=\"document.title='pwned'\"> caption"
+        caption = HOSTILE_CAPTIONS.get(k, caption)
         lines.append({"id": f"i{k}", "test": "t", "video": f"videos/{k}.mp4",
                       "texts": [caption, f"foil {k}", f"other {k}"]})
     with open(os.path.join(bench, "items.jsonl"), "w") as handle:
         handle.writelines(json.dumps(line) + "\n" for line in lines)
+    with open(os.path.join(bench, "benchmark.json"), "w") as handle:
+        json.dump({"name": HOSTILE_NAME}, handle)
     page = str(tmp_path / "page.html")
     made = cli("build", "annotate", bench, "--annotator", "ann", "--frames", "3", "--out", page)
     assert made.returncode == 0, made.stderr
@@ -310,7 +319,12 @@ def test_the_annotation_page_records_keyboard_answers_and_shows_markup_as_text(p
         assert browser.evaluate("document.querySelectorAll('ol.options b, ol.options img').length") == 0
         assert "<b>bold</b> &" in browser.evaluate("[...document.querySelectorAll('li')].map(l => l.textContent)"
                                                    ".join('|') + DATA.items.map(i => i.texts.join('|')).join('|')")
-        assert browser.evaluate("document.title") != "pwned"
+        # Hostile captions and the benchmark's name are text: no script of theirs ran, none was added
+        assert browser.evaluate("document.title") == f"{HOSTILE_NAME}: choice (ann)"
+        assert browser.evaluate("window.ran") is None and browser.evaluate("document.scripts.length") == 2
+        shown_texts = browser.evaluate("Object.fromEntries(DATA.items.map(i => [i.id, i.texts]))")
+        for k, caption in HOSTILE_CAPTIONS.items():
+            assert caption in shown_texts[f"i{k}"]
         # Answer by keyboard: the k-th item shown gets key (k % 3) + 1, i.e. shown position k % 3
         expected = {}
         for k, (item_id, order) in enumerate(shown):
@@ -330,7 +344,8 @@ def test_the_annotation_page_records_keyboard_answers_and_shows_markup_as_text(p
     finally:
         browser.close()
     saved = json.loads((downloads / "answers-ann.json").read_text())
-    assert {k: v for k, [(_, v)] in votes_by_item([saved], "choice").items()} == expected
+    votes = votes_by_item([read_answers(str(downloads / "answers-ann.json"))], folder.load(bench))
+    assert {k: v for k, [(_, v)] in votes.items()} == expected
     assert saved["item_order"] == [i for i, _ in shown] and saved["annotator"] == "ann"
     # The order is the annotator's own: the same name gives the same order, another name another
     ann = page_data(folder.load(bench), "ann", "choice", benchmark="b", frames=1)

@@ -517,7 +517,9 @@ def build_annotate(bench_dir, annotator, task, aspects, frames, out, cache_dir):
     """Write one self-contained page on which a person answers the items and saves a JSON file."""
     from .benchmarks import folder
     from .building.annotate import page_data, write_page
+    from .building.collect import refuse_output_inside
 
+    refuse_output_inside(out, [bench_dir])
     items = folder.load(bench_dir)
     name = folder.read_meta(bench_dir).get("name") or os.path.basename(os.path.abspath(bench_dir))
     offered = aspects.split(",") if aspects else list(dict.fromkeys(i.test for i in items))

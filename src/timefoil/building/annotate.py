@@ -9,8 +9,9 @@ Arrows move between items, S saves. Captions are inserted as text, never as mark
 from __future__ import annotations
 
 import hashlib
-import json
 import random
+import re
+from html import escape
 from importlib import resources
 from typing import Sequence
 
@@ -19,8 +20,9 @@ from ..imaging import png_data_url, thumbnail
 from ..items import Item
 from ..video.frames import FrameStore
 from ..video.sampling import Sampling
+from .answers import TASKS
 
-TASKS = ("choice", "validate")
+PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
 def annotator_seed(annotator: str, seed: int = 0) -> int:
@@ -56,25 +58,15 @@ def page_data(items: Sequence[Item], annotator: str, task: str, *, benchmark: st
 
 
 def write_page(path: str, data: dict) -> str:
-    page = (resources.files("timefoil.building") / "data" / "annotate.html").read_text(encoding="utf-8")
-    html = page.replace("/*DATA*/null", _script_json(data)).replace("{{title}}", _escape(
-        f"{data['benchmark']}: {data['task']} ({data['annotator']})"))
+    """Fill the page's placeholders in one pass, each value escaped for where it lands: the data
+    as JSON that no ``</script>`` can end, the title as HTML text. Filled text is never scanned
+    again, so a caption that reads ``{{title}}`` stays a caption."""
+    template = (resources.files("timefoil.building") / "data" / "annotate.html").read_text(encoding="utf-8")
+    values = {"data": _script_json(data),
+              "title": escape(f"{data['benchmark']}: {data['task']} ({data['annotator']})", quote=True)}
+    found = set(PLACEHOLDER.findall(template))
+    if found != set(values):  # a template and a writer out of step would show a broken page
+        raise ValueError(f"annotate.html has placeholders {sorted(found)}, the page fills {sorted(values)}")
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(html)
+        handle.write(PLACEHOLDER.sub(lambda match: values[match.group(1)], template))
     return path
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def read_answers(path: str) -> dict:
-    """A saved answer file, checked enough to name what is wrong with it."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable answer file ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("answers"), dict) or not data.get("annotator"):
-        raise ValueError(f"{path}: not a timefoil answer file (needs annotator and answers)")
-    return data

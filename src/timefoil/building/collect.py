@@ -21,7 +21,7 @@ from ..models import Model
 from ..requests import Answer, Request
 from ..runner import RunConfig, Runner
 from .agreement import summary
-from .annotate import read_answers
+from .answers import AnswerFile, read_answers
 
 NONE = "none"  # the "none of them" answer
 
@@ -41,23 +41,23 @@ def acceptance(rule: str) -> Fraction:
     raise ValueError(f"acceptance rule must be K/N (e.g. 2/3), unanimous or majority, not {rule!r}")
 
 
-def votes_by_item(files: Sequence[dict], task: str) -> dict[str, list[tuple[str, Any]]]:
-    """item id -> [(annotator, answer)], the answer an option index, None ("none of them"), or
-    for validation the aspect named or "invalid"."""
+def votes_by_item(files: Sequence[AnswerFile], items: Sequence[Item]) -> dict[str, list[tuple[str, Any]]]:
+    """item id -> [(annotator, vote)], each vote checked against its item (``answers.AnswerFile.vote``):
+    an option index or None ("none of them"), or for validation the aspect named or "invalid"."""
+    task = files[0].task
+    by_id = {item.id: item for item in items}
     out: dict[str, list[tuple[str, Any]]] = {}
     for data in files:
-        if data.get("task", "choice") != task:
-            raise ValueError(f"{data['annotator']}: a {data.get('task')} file among {task} files")
-        for item_id, answer in data["answers"].items():
-            if task == "choice":
-                if "choice" not in answer:
-                    continue
-                value = answer["choice"]
-            else:
-                if "valid" not in answer:
-                    continue
-                value = answer.get("aspect") if answer["valid"] else "invalid"
-            out.setdefault(item_id, []).append((data["annotator"], value))
+        if data.task != task:
+            raise ValueError(f"{data.path}: a {data.task} file among {task} files")
+        strangers = sorted(set(data.answers) - set(by_id))
+        if strangers:
+            raise ValueError(f"{data.path}: answers for {len(strangers)} items this benchmark does not hold "
+                             f"(e.g. {json.dumps(strangers[0], ensure_ascii=False)})")
+        for item_id in data.answers:
+            answered, vote = data.vote(item_id, by_id[item_id])
+            if answered:
+                out.setdefault(item_id, []).append((data.annotator, vote))
     return out
 
 
@@ -96,20 +96,32 @@ class HumanAnswers(Model):
         return Answer(raw=names[0] if names[0] != NONE else "none of them", meta=meta)
 
 
+def refuse_output_inside(output: str | None, inputs: Sequence[str]) -> None:
+    """Refuse an output that is, or lies inside, an input folder (or is an input file): writing it
+    would overwrite what the command is reading, e.g. ``collect B ... --accepted B`` would replace
+    B's items with the accepted few. Symbolic links are resolved first, so a link cannot hide it."""
+    if not output:
+        return
+    target = os.path.realpath(output)
+    for source in inputs:
+        place = os.path.realpath(source)
+        if target == place or (os.path.isdir(place) and os.path.commonpath([target, place]) == place):
+            how = "is" if target == place else "lies inside"
+            raise ValueError(f"the output {output} {how} the input {source}; write it elsewhere")
+
+
 def collect(bench_dir: str, answer_files: Sequence[str], *, rule: str = "2/3", aggregate: str = "mode",
             out: str | None = None, accepted_dir: str | None = None, build_dir: str | None = None,
             cache_dir: str | None = None, seed: int = 0) -> dict[str, Any]:
+    for output in (out, accepted_dir, build_dir):
+        refuse_output_inside(output, [bench_dir, *answer_files])
     files = [read_answers(path) for path in answer_files]
-    task = files[0].get("task", "choice")
-    names = [f["annotator"] for f in files]
+    task = files[0].task
+    names = [f.annotator for f in files]
     if len(set(names)) != len(names):
         raise ValueError(f"the same annotator twice among {', '.join(names)}")
     items = [i for i in folder.load(bench_dir) if i.options_are == "texts" and i.role == "main"]
-    known = {i.id for i in items}
-    votes = votes_by_item(files, task)
-    strangers = sorted(set(votes) - known)
-    if strangers:
-        raise ValueError(f"answers for {len(strangers)} items this benchmark does not hold (e.g. {strangers[0]})")
+    votes = votes_by_item(files, items)
     ratings = [[NONE if v is None else v for _, v in votes.get(i.id, [])] for i in items]
     needed = acceptance(rule)
     accepted = []

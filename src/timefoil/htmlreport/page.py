@@ -214,8 +214,10 @@ def _run_list(runs: list[ScoredRun], path: str) -> str:
 
 
 def _script_json(data) -> str:
-    """JSON safe inside a <script> element: no '</' or '<!--' can close it early."""
-    return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    """JSON safe inside a <script> element: no '</' or '<!--' can close it early, and no line or
+    paragraph separator ends a line of script that an older engine reads as JavaScript."""
+    return json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace(
+        "&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: bool = True,
