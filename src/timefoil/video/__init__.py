@@ -5,5 +5,5 @@ from .frames import Frames, FrameStore, content_key
 from .sampling import FramePlan, PartInfo, Sampling, plan_frames
 
 __all__ = ["Frames", "FrameStore", "FramePlan", "PartInfo", "Sampling", "VideoEmpty", "VideoError",
-           "VideoMissing", "VideoTooLarge", "VideoUndecodable", "VideoUnreadable", "content_key", "decode_indices", "plan_frames", "probe",
-           "write_video"]
+           "VideoMissing", "VideoTooLarge", "VideoUndecodable", "VideoUnreadable", "content_key", "decode_indices",
+           "plan_frames", "probe", "write_video"]

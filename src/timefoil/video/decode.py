@@ -99,7 +99,7 @@ def _open(path: str, max_pixels: int | None):
     except PermissionError:
         raise VideoUnreadable(path, "permission denied") from None
     except Exception as exc:  # PyAV raises several FFmpeg error classes
-        raise VideoUndecodable(path, f"cannot open ({type(exc).__name__}: {exc})") from None
+        raise VideoUndecodable(path, f"cannot open ({_ffmpeg_says(exc)})") from None
     if not container.streams.video:
         container.close()
         raise VideoUndecodable(path, "no video stream")
@@ -119,6 +119,15 @@ def _frame_rate(stream) -> Fraction:
     return Fraction(rate)
 
 
+def _ffmpeg_says(exc: Exception) -> str:
+    """FFmpeg's reason in its own words, without the errno number and the path again."""
+    import av
+
+    if isinstance(exc, av.FFmpegError) and exc.strerror:
+        return exc.strerror
+    return f"{type(exc).__name__}: {exc}"
+
+
 @contextmanager
 def _opened(path: str, max_pixels: int | None):
     """An open container; any decoder failure inside becomes a ``VideoUndecodable``."""
@@ -128,7 +137,7 @@ def _opened(path: str, max_pixels: int | None):
     except VideoError:
         raise
     except Exception as exc:
-        raise VideoUndecodable(path, f"{type(exc).__name__}: {exc}") from None
+        raise VideoUndecodable(path, f"cannot decode ({_ffmpeg_says(exc)})") from None
     finally:
         container.close()
 
