@@ -35,6 +35,8 @@ class Answerer:
         info = {"n": int(frames.array.shape[0]), "degenerate": frames.degenerate}
         if frames.rate_guessed:  # said in the record, never silently assumed
             info["rate_guessed"] = True
+        if any(frames.rotations):  # shown upright: turned by this many degrees (per video of a pair)
+            info["rotation"] = frames.rotations[0] if len(frames.rotations) == 1 else list(frames.rotations)
         return info, None
 
     def ask(self, requests: list[Request]) -> list[Answer]:

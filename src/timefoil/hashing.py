@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from typing import Any
 
 _FILE_HASHES: dict[tuple[str, int, int], str] = {}
@@ -15,9 +16,31 @@ def stable_hash(value: Any, length: int = 24) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:length]
 
 
+class NotRegularFile(OSError):
+    """A path that names a directory, FIFO, device or socket: reading one would fail, block
+    for ever (a FIFO with no writer) or never end (a device), so it is never opened."""
+
+    def __init__(self, path: str, what: str):
+        super().__init__(f"{path}: {what}, not a regular file")
+        self.path, self.what = path, what
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def regular_file(path: str) -> os.stat_result:
+    """``os.stat`` of a regular file (symlinks followed), checked before anything opens it;
+    anything else raises ``NotRegularFile``, and a missing path ``FileNotFoundError``."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(path, next((what for test, what in _KINDS if test(st.st_mode)), "a special file"))
+    return st
+
+
 def file_hash(path: str) -> str:
     """sha256 of a file's bytes, memoised on (path, size, mtime) so repeats cost nothing."""
-    st = os.stat(path)
+    st = regular_file(path)
     memo_key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
     cached = _FILE_HASHES.get(memo_key)
     if cached is None:

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
+
+from ..hashing import NotRegularFile, regular_file
 
 
 class VideoError(Exception):
@@ -32,33 +35,80 @@ class VideoUndecodable(VideoError):
     kind = "undecodable video"
 
 
+class VideoUnreadable(VideoError):
+    """Not a regular file (a directory, FIFO, device) or not readable: never opened."""
+
+    kind = "unreadable video"
+
+
+class VideoTooLarge(VideoError):
+    """Frames above the pixel budget: refused before a single one is decoded."""
+
+    kind = "video too large"
+
+
+# 8K UHD: every camera and dataset video in use fits; a frame beyond it (a 189 KB file can say
+# 8000x8000) would hold hundreds of MB per decoded frame. TIMEFOIL_MAX_FRAME_PIXELS overrides it.
+DEFAULT_MAX_FRAME_PIXELS = 7680 * 4320
+BUDGET_VARIABLE = "TIMEFOIL_MAX_FRAME_PIXELS"
+
+
+def frame_pixel_budget() -> int:
+    """Pixels one frame may have: TIMEFOIL_MAX_FRAME_PIXELS as a count ("33177600") or a size
+    ("7680x4320"), else 8K UHD."""
+    text = os.environ.get(BUDGET_VARIABLE, "").strip().lower()
+    if not text:
+        return DEFAULT_MAX_FRAME_PIXELS
+    match = re.fullmatch(r"(\d+)(?:\s*x\s*(\d+))?", text)
+    pixels = int(match.group(1)) * int(match.group(2) or 1) if match else 0
+    if pixels < 1:
+        raise ValueError(f"{BUDGET_VARIABLE}: expected a pixel count (33177600) or a size (7680x4320), "
+                         f"got {text!r}")
+    return pixels
+
+
 @dataclass(frozen=True)
 class VideoInfo:
     n_frames: int
     fps: float
-    width: int
+    width: int  # as shown: after the rotation
     height: int
     rate_guessed: bool = False  # no timestamps (a raw elementary stream): the rate is the decoder's guess
+    rotation: int = 0  # degrees counter-clockwise the frames are turned to be shown upright (as ffprobe says)
 
 
 # Elementary streams carry no timestamps: their rate is a guess (FFmpeg assumes 25 fps).
 RAW_FORMATS = {"h264", "hevc", "m4v", "mjpeg", "rawvideo", "mpegvideo", "vc1", "av1", "obu", "ivf"}
 
 
-def _open(path: str):
+def _open(path: str, max_pixels: int | None):
     import av
 
-    if not os.path.exists(path):
-        raise VideoMissing(path, "no such file")
-    if os.path.getsize(path) == 0:
+    try:
+        size = regular_file(path).st_size  # before opening: a FIFO would block, a device never end
+    except FileNotFoundError:
+        raise VideoMissing(path, "no such file") from None
+    except NotRegularFile as exc:
+        raise VideoUnreadable(path, f"{exc.what}, not a regular file") from None
+    except OSError as exc:
+        raise VideoUnreadable(path, exc.strerror or type(exc).__name__) from None
+    if size == 0:
         raise VideoEmpty(path, "file has 0 bytes")
     try:
         container = av.open(path)
+    except PermissionError:
+        raise VideoUnreadable(path, "permission denied") from None
     except Exception as exc:  # PyAV raises several FFmpeg error classes
-        raise VideoUndecodable(path, f"cannot open ({type(exc).__name__}: {exc})") from None
+        raise VideoUndecodable(path, f"cannot open ({_ffmpeg_says(exc)})") from None
     if not container.streams.video:
         container.close()
         raise VideoUndecodable(path, "no video stream")
+    codec = container.streams.video[0].codec_context
+    budget = frame_pixel_budget() if max_pixels is None else max_pixels
+    if codec.width * codec.height > budget:  # the container says; nothing is decoded yet
+        container.close()
+        raise VideoTooLarge(path, f"{codec.width}x{codec.height} frames ({codec.width * codec.height:,} pixels) "
+                                  f"exceed the limit of {budget:,} pixels per frame ({BUDGET_VARIABLE})")
     return container
 
 
@@ -69,48 +119,92 @@ def _frame_rate(stream) -> Fraction:
     return Fraction(rate)
 
 
+def _ffmpeg_says(exc: Exception) -> str:
+    """FFmpeg's reason in its own words, without the errno number and the path again."""
+    import av
+
+    if isinstance(exc, av.FFmpegError) and exc.strerror:
+        return exc.strerror
+    return f"{type(exc).__name__}: {exc}"
+
+
 @contextmanager
-def _opened(path: str):
+def _opened(path: str, max_pixels: int | None):
     """An open container; any decoder failure inside becomes a ``VideoUndecodable``."""
-    container = _open(path)
+    container = _open(path, max_pixels)
     try:
         yield container
     except VideoError:
         raise
     except Exception as exc:
-        raise VideoUndecodable(path, f"{type(exc).__name__}: {exc}") from None
+        raise VideoUndecodable(path, f"cannot decode ({_ffmpeg_says(exc)})") from None
     finally:
         container.close()
 
 
-def probe(path: str) -> VideoInfo:
-    """Frame count and rate; counts by demuxing when the container does not say."""
-    with _opened(path) as container:
+def _quarter_turns(rotation: float) -> int:
+    """Counter-clockwise quarter turns that show a frame upright (0 to 3); players turn by the
+    display matrix's angle, which is a multiple of 90 degrees in every camera's output."""
+    return round(rotation / 90) % 4
+
+
+def _turned(turns: int) -> int:
+    """Quarter turns in degrees, in ffprobe's range (-180, 180]: -90 for a phone held upright."""
+    return (0, 90, 180, -90)[turns]
+
+
+def probe(path: str, max_pixels: int | None = None) -> VideoInfo:
+    """Frame count, rate, size as shown and rotation; counts by demuxing when the container does
+    not say. The rotation is the first frame's display matrix (the decoder attaches it to
+    frames), so probing decodes one frame."""
+    with _opened(path, max_pixels) as container:
         stream = container.streams.video[0]
         rate = _frame_rate(stream)
-        n = stream.frames
-        if not n:
-            n = sum(1 for packet in container.demux(stream) if packet.size)
+        n, counted, turns = stream.frames, 0, None
+        for packet in container.demux(stream):
+            counted += bool(packet.size)
+            if turns is None:
+                turns = next((_quarter_turns(frame.rotation) for frame in stream.decode(packet)), None)
+            if turns is not None and n:
+                break
+        n = n or counted
         if n <= 0:
             raise VideoEmpty(path, "no frames")
+        turns = turns or 0
+        width, height = stream.codec_context.width, stream.codec_context.height
         formats = set((container.format.name or "").split(","))
-        return VideoInfo(n_frames=int(n), fps=float(rate), width=stream.codec_context.width,
-                         height=stream.codec_context.height,
-                         rate_guessed=bool(formats & RAW_FORMATS) or not stream.average_rate)
+        return VideoInfo(n_frames=int(n), fps=float(rate), width=height if turns % 2 else width,
+                         height=width if turns % 2 else height,
+                         rate_guessed=bool(formats & RAW_FORMATS) or not stream.average_rate,
+                         rotation=_turned(turns))
 
 
-def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | None = None) -> np.ndarray:
-    """Frames at ``indices`` (any order, repeats allowed) as uint8 [n, height, width, 3].
+def _upright(frame, resize: tuple[int, int] | None) -> np.ndarray:
+    """A decoded frame as a player shows it: RGB, turned by its display matrix, and at
+    ``resize`` (width, height as shown) when asked."""
+    turns = _quarter_turns(frame.rotation)
+    kwargs = {"format": "rgb24"}
+    if resize:
+        width, height = resize[::-1] if turns % 2 else resize
+        kwargs.update(width=int(width), height=int(height))
+    array = frame.to_ndarray(**kwargs)
+    return np.ascontiguousarray(np.rot90(array, turns)) if turns else array
+
+
+def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | None = None,
+                   max_pixels: int | None = None) -> np.ndarray:
+    """Frames at ``indices`` (any order, repeats allowed) as uint8 [n, height, width, 3], upright.
 
     Index i means the frame on screen at time i / rate: the last frame whose presentation
     timestamp is at or before it. For constant-rate video that is exactly frame i; for a
     variable-rate video it is the frame a viewer sees then. One forward pass from the nearest
-    keyframe before the first wanted time."""
+    keyframe before the first wanted time. Frames above ``max_pixels`` (default: the
+    TIMEFOIL_MAX_FRAME_PIXELS budget) are refused before any is decoded."""
     wanted = sorted(set(indices))
     if not wanted:
         raise ValueError("no frames requested")
     found: dict[int, np.ndarray] = {}
-    with _opened(path) as container:
+    with _opened(path, max_pixels) as container:
         stream = container.streams.video[0]
         rate = _frame_rate(stream)
         base = stream.time_base
@@ -118,9 +212,6 @@ def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | 
         first_time = Fraction(wanted[0]) / rate
         if first_time > 2:  # seek only when it saves decoding a meaningful stretch
             container.seek(int((first_time - 1) / base) + origin, stream=stream, backward=True)
-        kwargs = {"format": "rgb24"}
-        if resize:
-            kwargs.update(width=int(resize[0]), height=int(resize[1]))
         targets = iter(wanted)
         target = next(targets, None)
         shown, shown_at, sequential = None, Fraction(0), 0  # the frame on screen so far, and since when
@@ -129,7 +220,7 @@ def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | 
             sequential += 1
             # every wanted time before this frame's shows the previous frame (or this one, first)
             while target is not None and Fraction(target) / rate < at:
-                found[target] = (shown if shown is not None else frame).to_ndarray(**kwargs)
+                found[target] = _upright(shown if shown is not None else frame, resize)
                 target = next(targets, None)
             if target is None:
                 break
@@ -137,7 +228,7 @@ def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | 
         # wanted times after the last frame began: it is still on screen for about a frame (longer
         # means the file ends before its frames do: truncated)
         while target is not None and shown is not None and Fraction(target) / rate < shown_at + 2 / rate:
-            found[target] = shown.to_ndarray(**kwargs)
+            found[target] = _upright(shown, resize)
             target = next(targets, None)
     missing = [i for i in wanted if i not in found]
     if missing:

@@ -14,7 +14,7 @@ import numpy as np
 from ..hashing import file_hash, stable_hash
 from ..items import VideoRef
 from ..once import OnceEach
-from .decode import VideoError, VideoUndecodable, decode_indices, probe
+from .decode import VideoError, VideoUndecodable, decode_indices, frame_pixel_budget, probe
 from .diskcache import FrameDiskCache
 from .sampling import FramePlan, PartInfo, Sampling, ablation_order, plan_frames, window_frames
 
@@ -29,6 +29,7 @@ class Frames:
     times: tuple = ()  # seconds from the start of the shown timeline, per frame, after ablations
     sampled_fps: float | None = None  # the rate of the sampling (frames per second of timeline)
     rate_guessed: bool = False  # a source without timestamps: its frame rate, so the times, are guesses
+    rotations: tuple = ()  # per source: degrees its frames were turned to be shown upright (display matrix)
 
 
 @dataclass
@@ -46,7 +47,14 @@ def content_key(ref: VideoRef) -> dict:
         digest = file_hash(ref.path)
     except FileNotFoundError:
         digest = f"missing:{ref.path}"
+    except OSError:  # a directory, FIFO, device or unreadable file: decoding says why, as that item's error
+        digest = f"unreadable:{ref.path}"
     return {"sha": digest, "start": ref.start, "end": ref.end}
+
+
+# Part of every frame cache key: 2 since frames are turned upright by their display matrix
+# (entries written before hold rotated videos sideways).
+FRAMES_FORMAT = 2
 
 
 def _resize_nearest(array: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -59,6 +67,7 @@ def _resize_nearest(array: np.ndarray, height: int, width: int) -> np.ndarray:
 class FrameStore:
     cache_dir: str | None = None
     memory_bytes: int = 512 * 1024 * 1024
+    max_pixels: int | None = None  # per frame; None: TIMEFOIL_MAX_FRAME_PIXELS or its default, read once here
     stats: FrameStats = field(default_factory=FrameStats)
     _memory: OrderedDict = field(default_factory=OrderedDict)
     _used: int = 0
@@ -67,16 +76,18 @@ class FrameStore:
 
     def __post_init__(self) -> None:
         self.disk = FrameDiskCache(self.cache_dir) if self.cache_dir else None
+        if self.max_pixels is None:  # a malformed value stops the run at its start, not at each video
+            self.max_pixels = frame_pixel_budget()
 
     def get(self, ref: VideoRef, sampling: Sampling) -> Frames:
-        key = stable_hash({"video": content_key(ref), "sampling": sampling.decode_key()}, 32)
+        key = stable_hash({"video": content_key(ref), "sampling": sampling.decode_key(), "format": FRAMES_FORMAT}, 32)
         decoded = self._load(key)
         if decoded is None:  # looked up again inside: another thread may have just decoded it
             decoded = self._decoding.run(key, lambda: self._load(key) or self._save(key, self._decode(ref, sampling)))
-        array, entries, degenerate, times, rate, guessed = decoded
+        array, entries, degenerate, times, rate, guessed, rotations = decoded
         order = ablation_order(len(entries), sampling, ref.key())
         return Frames(array[order], tuple(entries[i] for i in order), degenerate,
-                      tuple(float(times[i]) for i in order), rate, guessed)
+                      tuple(float(times[i]) for i in order), rate, guessed, rotations)
 
     # -- caching -------------------------------------------------------------------------
     def _load(self, key: str):
@@ -90,7 +101,8 @@ class FrameStore:
             return None
         value = (stored["array"], _entries_from(stored["entries"]), bool(stored["degenerate"]),
                  [float(t) for t in stored["times"]], float(stored["rate"]),
-                 bool(stored["rate_guessed"]) if "rate_guessed" in stored else False)
+                 bool(stored["rate_guessed"]) if "rate_guessed" in stored else False,
+                 tuple(int(r) for r in stored["rotations"]) if "rotations" in stored else ())
         with self._lock:
             self.stats.disk_hits += 1
         self._remember(key, value)
@@ -99,10 +111,11 @@ class FrameStore:
     def _save(self, key: str, value):
         self._remember(key, value)
         if self.disk:
-            array, entries, degenerate, times, rate, guessed = value
+            array, entries, degenerate, times, rate, guessed, rotations = value
             encoded = np.array([(-1, -1) if e is None else e for e in entries], dtype=np.int64).reshape(-1, 2)
             self.disk.save(key, array=array, entries=encoded, degenerate=degenerate,
-                           times=np.asarray(times, dtype=np.float64), rate=rate, rate_guessed=guessed)
+                           times=np.asarray(times, dtype=np.float64), rate=rate, rate_guessed=guessed,
+                           rotations=np.asarray(rotations, dtype=np.int64))
         return value
 
     def _remember(self, key: str, value) -> None:
@@ -120,7 +133,7 @@ class FrameStore:
         sources = ref.parts if ref.is_concat else (ref,)
         infos, parts = [], []
         for source in sources:
-            info = probe(source.path)
+            info = probe(source.path, self.max_pixels)
             first, stop = window_frames(info.n_frames, info.fps, source.start, source.end)
             if stop <= first:
                 raise VideoUndecodable(source.path, f"window [{source.start}, {source.end}] s holds no frame")
@@ -137,14 +150,15 @@ class FrameStore:
         for p, source in enumerate(sources):
             wanted = sorted({e[1] for e in plan.entries if e is not None and e[0] == p})
             if wanted:
-                frames = decode_indices(source.path, wanted, sampling.resize)
+                frames = decode_indices(source.path, wanted, sampling.resize, self.max_pixels)
                 if frames.shape[1:3] != (height, width):
                     frames = _resize_nearest(frames, height, width)
                 per_part[p] = dict(zip(wanted, frames))
         black = np.zeros((height, width, 3), np.uint8)
         array = np.stack([black if e is None else per_part[e[0]][e[1]] for e in plan.entries])
         times, rate = frame_times(plan.entries, parts, sampling, ref.gap)
-        return array, list(plan.entries), plan.degenerate, times, rate, any(i.rate_guessed for i in infos)
+        return (array, list(plan.entries), plan.degenerate, times, rate, any(i.rate_guessed for i in infos),
+                tuple(i.rotation for i in infos))
 
 
 def frame_times(entries, parts, sampling: Sampling, gap: float = 0.0) -> tuple[list[float], float]:
