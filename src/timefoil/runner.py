@@ -30,7 +30,7 @@ from .scoring import ScoreReport, score_records
 from .sharding import Shard, VideoUnits, assign, plan_digest, unit_costs
 from .store import CONFIG, SHARD, ResponseCache, RunLock, RunLocked, RunLog, write_json
 from .threads import apply_threads
-from .video.frames import FrameStore
+from .video.frames import FRAMES_FORMAT, FrameStore
 from .video.sampling import Sampling
 
 
@@ -310,7 +310,9 @@ class Runner:
         return score_run(self.run_dir)
 
     def _cache_key(self, request_key: str) -> str:
-        return stable_hash([self.fingerprint, request_key], 40)
+        # the frames' format is part of it: an answer given on frames decoded another way (before
+        # rotated videos were turned upright) is never reused for today's frames
+        return stable_hash([self.fingerprint, request_key, FRAMES_FORMAT], 40)
 
     def _store(self, entries: list[Entry], pending, log, cache, advance) -> None:
         """Append the records of answered requests, with the judge's verdicts where one reads them."""
