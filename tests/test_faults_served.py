@@ -62,8 +62,9 @@ class Served:
     the row's test stops the server whatever happened."""
 
     def __init__(self, script: Callable | None = None, *, args: tuple[str, ...] = (), protocol: str = "entailment",
-                 url: Callable[[str], str] = lambda url: url, check: Callable | None = None):
+                 url: Callable[[str], str] = lambda url: url, check: Callable | None = None, shown: str = ""):
         self.script, self.args, self.protocol, self.url, self.check = script, args, protocol, url, check
+        self.shown = shown  # what the output must hold, as the server sent it
         self.server: FakeServer | None = None
         self.arrivals: dict[str, list[float]] = defaultdict(list)  # per request, when each attempt came
 
@@ -119,6 +120,11 @@ def echo_key_across_the_cut(handler, body, call):
 def echo_path(handler, body, call):
     """A 400 that repeats the request's path and query (where the URL's key travels)."""
     handler._send(400, json.dumps({"error": f"no such route {handler.path}"}).encode())
+
+
+def bracketed(handler, body, call):
+    """A 400 whose words look like console markup (a closing tag with no opening one)."""
+    handler._send(400, b'{"error": "[/bold] quota [b]exceeded"}')
 
 
 def drip(handler, body, call):
@@ -188,6 +194,11 @@ def check_public_url(row: Served, tmp_path: Path) -> None:
     assert all(e.startswith("api error: HTTP 400:") and "/v1/chat/completions" in e for e in errors(tmp_path))
 
 
+def check_shown_as_sent(row: Served, tmp_path: Path) -> None:
+    said = errors(tmp_path)
+    assert said and all(e == 'api error: HTTP 400: {"error": "[/bold] quota [b]exceeded"}' for e in said)
+
+
 def check_deadline(deadline: float):
     def check(row: Served, tmp_path: Path) -> None:
         said = errors(tmp_path)
@@ -244,6 +255,9 @@ ROWS = [
      3, FAILED + r"timefoil run synth --model '?openai:m@http://127\.0\.0\.1:\d+/v1'? ", {}),
     ("key in the base URL of a model refused for the protocol", Served(url=key_in_url, protocol="similarity"),
      1, r"^Error: model 'openai:m@http://127\.0\.0\.1:\d+/v1' cannot answer similarity requests", {}),
+    ("server words that look like console markup",
+     Served(bracketed, check=check_shown_as_sent, shown='HTTP 400: {"error": "[/bold] quota [b]exceeded"}'),
+     3, FAILED, ENV),
     ("body dripped a byte each 0.3 s, deadline=1 with timeout=10",
      Served(drip, args=("--model-arg", "timeout=10", "--model-arg", "deadline=1", "--model-arg", "max_retries=1",
                         *FAST_RETRIES), check=check_deadline(1.0)), 3, FAILED, ENV),
@@ -301,6 +315,7 @@ def test_fault(fault, tmp_path):
     finally:
         SERVED[fault.name].close()
     check_stored_and_shown(tmp_path, result)
+    assert SERVED[fault.name].shown in result.stdout
 
 
 # -- what the rows cannot reach from the command line --------------------------------------------------
