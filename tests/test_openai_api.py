@@ -28,6 +28,8 @@ class FakeServer:
         self.lock = threading.Lock()
         self.calls, self.failures, self.auth, self.formats = 0, 0, set(), set()
         self.latency, self.in_flight, self.most_in_flight, self.arrivals = 0.0, 0, 0, []
+        self.script = None  # a test's own reply: script(handler, body, call number), in place of the above
+        self.paths = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -50,12 +52,16 @@ class FakeServer:
             def _answer(self, body):
                 with outer.lock:
                     outer.calls += 1
+                    call = outer.calls
+                    outer.paths.append(self.path)
                     outer.auth.add(self.headers.get("Authorization"))
                     outer.formats.update(part["image_url"]["url"].split(";")[0] for part in
                                          body["messages"][-1]["content"] if part.get("type") == "image_url")
                     failing = outer.failure_rate >= 1 or (outer.failure_rate > 0 and outer.calls % 10 in (1, 4, 7))
                     mode = outer.failures % 4
                     outer.failures += failing
+                if outer.script is not None:
+                    return outer.script(self, body, call)
                 if failing:
                     if mode == 0:
                         return self._send(429, b'{"error": "rate limited"}')
@@ -67,11 +73,13 @@ class FakeServer:
                     return self._send(200, b'{"choices": [')  # malformed
                 self._send(200, json.dumps(outer.reply(body)).encode())
 
-            def _send(self, status, data):
+            def _send(self, status, data, headers=()):
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
+                    for name, value in headers:
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
@@ -99,6 +107,7 @@ class FakeServer:
 
     def close(self):
         self.server.shutdown()
+        self.server.server_close()
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from .benchmarks import BENCHMARKS, DataError, get_benchmark
 from .metrics import TIE_POLICIES
 from .models import MODELS
 from .protocols import ORDER_POLICIES, PROTOCOLS
+from .redaction import redact
 from .runner import RunConfig, RunError, Runner, score_run
 from .video.decode import VideoError
 
@@ -89,13 +90,14 @@ def _guard(fn):
         try:
             return fn(*args, **kwargs)
         except (RunError, DataError, VideoError, ValueError, FileNotFoundError, ImportError) as exc:
-            raise Failure(str(exc)) from None
+            raise Failure(redact(str(exc))) from None
         except click.ClickException:
             raise
         except Exception as exc:
             if os.environ.get("TIMEFOIL_DEBUG"):
                 raise
-            raise Failure(f"unexpected {type(exc).__name__}: {exc} (set TIMEFOIL_DEBUG=1 for the traceback)") from None
+            raise Failure(redact(f"unexpected {type(exc).__name__}: {exc} (set TIMEFOIL_DEBUG=1 for the traceback)")) \
+                from None
     wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
     return wrapped
 
@@ -249,7 +251,7 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
              if invoked else "the same command with --retry-errors")
     summary = failure_summary(reports, retry)
     if summary:
-        click.echo(summary, err=True)
+        click.echo(redact(summary), err=True)  # the command line may hold a key in the model's URL
         if sum(r.errors for r in reports) > max_error_rate * sum(r.items for r in reports):
             sys.exit(EXIT_FAILED_REQUESTS)
 

@@ -184,7 +184,8 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
     for run in runs:
         console.print(run_table(run))
         for line in failure_lines(run):
-            console.print(line, style="red" if line.startswith("  error") else "dim")
+            # not markup: an error quotes a server's words, and "[/b]" there would be read as a tag
+            console.print(line, style="red" if line.startswith("  error") else "dim", markup=False)
     same_kind: OrderedDict[tuple[str, str], list[ScoredRun]] = OrderedDict()
     for run in runs:
         same_kind.setdefault((run.report.benchmark, run.report.protocol), []).append(run)

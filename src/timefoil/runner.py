@@ -25,6 +25,7 @@ from .models import Model, check_model_spec, load_model
 from .options import typed_options
 from .paths import __version__, default_cache_dir
 from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
+from .redaction import redact
 from .requests import Answer, Request
 from .scoring import ScoreReport, score_records
 from .sharding import Shard, VideoUnits, assign, plan_digest, unit_costs
@@ -65,8 +66,11 @@ class RunConfig:
                             "data_dir": os.path.abspath(self.data_dir) if self.data_dir else None})
 
     def to_json(self) -> dict[str, Any]:
+        """The stored form; a model spec's URL is stored without its userinfo and query (a key
+        may be written there)."""
         data = dict(self.__dict__)
         data["sampling"] = self.sampling.to_json() if self.sampling else None
+        data["model"], data["judge"] = redact(self.model), redact(self.judge)
         return data
 
     @staticmethod

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import sys
@@ -14,11 +15,39 @@ LOCK = "run.lock"
 SHARD = "shard.json"  # a shard's request ids, for `merge`
 
 
+NON_FINITE = "non_finite"  # where a stored object had NaN or an infinity, written as null
+
+
+def strict_json(data: Any, **options) -> str:
+    """JSON every reader parses. Python writes NaN and infinities as bare NaN/Infinity, which
+    is not JSON (a browser refuses the whole line); they become null, and an object says
+    where under ``non_finite``, so no number is silently changed."""
+    try:
+        return json.dumps(data, allow_nan=False, **options)
+    except ValueError:
+        where: list[str] = []
+        data = _finite(data, "", where)
+        if isinstance(data, dict) and where:
+            data[NON_FINITE] = where
+        return json.dumps(data, allow_nan=False, **options)
+
+
+def _finite(value: Any, path: str, where: list[str]) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        where.append(path or ".")
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v, f"{path}.{k}" if path else str(k), where) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v, f"{path}[{i}]", where) for i, v in enumerate(value)]
+    return value
+
+
 def write_json(path: str, data: dict) -> None:
     """Written whole or not at all (a temporary file renamed over the old one)."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
+        handle.write(strict_json(data, indent=2, ensure_ascii=False))
     os.replace(tmp, path)
 
 
@@ -101,7 +130,7 @@ class RunLog:
         return {r["id"] for r in self.read() if include_errors or not r["answer"].get("error")}
 
     def append(self, records: Iterable[dict[str, Any]]) -> None:
-        lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        lines = "".join(strict_json(r, ensure_ascii=False) + "\n" for r in records)
         if not lines:
             return
         with open(self.path, "a", encoding="utf-8") as handle:
@@ -161,7 +190,7 @@ class ResponseCache:
 
     def put_many(self, values: dict[str, dict]) -> None:
         self.db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?)",
-                            [(k, json.dumps(v)) for k, v in values.items()])
+                            [(k, strict_json(v)) for k, v in values.items()])
         self.db.commit()
 
     def close(self) -> None:

@@ -6,12 +6,25 @@ timeouts, dropped connections and malformed bodies are retried with exponential 
 jitter, a bounded number of times, after which the request is recorded as an error. When the
 server returns ``logprobs``, Yes/No and option-letter probabilities are read from the first
 token's top alternatives; otherwise the greedy answer alone is used (StrictVLE still works).
-The API key is read from the environment at call time and is never stored.
+
+Every request is bounded: ``timeout`` bounds each network read and ``deadline`` (``timeout`` by
+default) the whole attempt, a slowly dripped body included; a reply body over
+``max_reply_bytes`` (4 MiB by default, which also bounds the stored answer text) is that
+request's error. A 429 or 503 with ``Retry-After`` (seconds or an HTTP date) waits as long as the
+server asks before the next attempt, but never more than ``max_retry_after`` seconds (60 by
+default). Log-probabilities that are not finite numbers are dropped (the answer is read from its
+text) and the answer's ``meta`` says so.
+
+The API key is read from the environment at call time and is never stored; a key written in
+the base URL (userinfo or query) is used for the requests but cut out of every stored or printed
+URL, name and message (so the cache fingerprint does not tell two queries apart).
 """
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
+import math
 import os
 import queue
 import random
@@ -20,19 +33,24 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timezone
+from email.utils import parsedate_to_datetime
 from typing import Any, Iterator, Sequence
-from urllib.parse import urlparse
+from urllib.parse import urlsplit, urlunsplit
 
 from ..hashing import stable_hash
 from ..imaging import png
 from ..once import OnceEach
-from ..redaction import redact
+from ..redaction import public_url, redact, url_secrets
 from ..requests import Answer, Request
 from ..video.decode import VideoError
 from ..video.frames import content_key
 from .base import FrameSource, Model
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+RETRY_AFTER_STATUS = {429, 503}  # the statuses whose Retry-After says when to come back
+LOGPROB_SLACK = 1e-3  # a log-probability this far above 0 is rounding, read as 0
+ERROR_CHARS = 300  # a stored error message's length, cut after redaction
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
 
@@ -92,16 +110,63 @@ class EncodedFrames:
         return urls
 
 
-def _first_token_probs(choice: dict) -> list[tuple[str, float]]:
-    import math
-
+def _first_token_probs(choice: dict) -> tuple[list[tuple[str, float]], str | None]:
+    """The first token's alternatives as (token, probability), or none and why: a log-probability
+    that is not a finite number at most 0 makes every probability of the reply doubtful."""
     content = ((choice.get("logprobs") or {}).get("content")) or []
     if not content:
-        return []
+        return [], None
     first = content[0]
     alternatives = first.get("top_logprobs") or [{"token": first.get("token"), "logprob": first.get("logprob")}]
-    return [(str(a["token"]), math.exp(float(a["logprob"]))) for a in alternatives
-            if a.get("token") is not None and a.get("logprob") is not None]
+    read = []
+    for alternative in alternatives:
+        token, logprob = alternative.get("token"), alternative.get("logprob")
+        if token is None or logprob is None:
+            continue
+        try:
+            value = float(logprob)
+        except (TypeError, ValueError):
+            value = math.nan
+        if not math.isfinite(value) or value > LOGPROB_SLACK:
+            return [], f"log-probability {logprob!r} of token {str(token)!r} is not a finite number <= 0"
+        read.append((str(token), math.exp(min(value, 0.0))))
+    return read, None
+
+
+def checked_number(name: str, value: Any, *, least: float, above: bool = False, whole: bool = False) -> Any:
+    """A numeric model-arg, or a ValueError (one line) naming it and what it may be: a bad
+    value is refused before any request (``concurrency=0`` would wait for ever)."""
+    try:
+        number = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    fits = math.isfinite(number) and (number > least if above else number >= least)
+    if not fits or (whole and not number.is_integer()):
+        kind = "a whole number" if whole else "a finite number"
+        bound = f"above {least:g}" if above else f"of {least:g} or more"
+        raise ValueError(f"model-arg {name} must be {kind} {bound}, not {value!r}")
+    return int(number) if whole else number
+
+
+class ReplyTooLarge(Exception):
+    pass
+
+
+def retry_after_seconds(value: str | None) -> float:
+    """What a ``Retry-After`` header asks: delay-seconds or an HTTP date; 0 when absent or unreadable."""
+    if not value:
+        return 0.0
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return 0.0
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else 0.0
 
 
 class OpenAICompatible(Model):
@@ -109,17 +174,30 @@ class OpenAICompatible(Model):
 
     def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", *,
                  api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8, max_retries: int = 5,
-                 timeout: float = 120.0, backoff: float = 1.0, max_backoff: float = 30.0, logprobs: bool = True,
-                 top_logprobs: int = 20, image_format: str = "jpeg", image_quality: int = 90,
+                 timeout: float = 120.0, deadline: float | None = None, backoff: float = 1.0,
+                 max_backoff: float = 30.0, max_retry_after: float = 60.0, max_reply_bytes: int = 4 * 1024**2,
+                 logprobs: bool = True, top_logprobs: int = 20, image_format: str = "jpeg", image_quality: int = 90,
                  max_tokens: int | None = None, seed: int | None = 0):
         if image_format not in IMAGE_FORMATS:
             raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}")
         if not 1 <= int(image_quality) <= 100:
             raise ValueError(f"image_quality must be 1 to 100, not {image_quality}")
-        self.model, self.base_url = model, base_url.rstrip("/")
+        self.concurrency = checked_number("concurrency", concurrency, least=1, whole=True)
+        self.max_retries = checked_number("max_retries", max_retries, least=0, whole=True)
+        self.timeout = checked_number("timeout", timeout, least=0, above=True)
+        self.deadline = self.timeout if deadline is None else checked_number("deadline", deadline, least=0, above=True)
+        self.backoff = checked_number("backoff", backoff, least=0)
+        self.max_backoff = checked_number("max_backoff", max_backoff, least=0)
+        self.max_retry_after = checked_number("max_retry_after", max_retry_after, least=0)
+        self.max_reply_bytes = checked_number("max_reply_bytes", max_reply_bytes, least=1, whole=True)
+        # The endpoint keeps the URL's userinfo and query (a server may take its key there); every
+        # name, fingerprint and message uses the public form without them.
+        parts = urlsplit(base_url.rstrip("/"))
+        self.endpoint = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions", fragment=""))
+        self.url_secrets = url_secrets(base_url)
+        self.model, self.base_url = model, public_url(base_url).rstrip("/")
         self.name = f"openai:{model}@{self.base_url}"
-        self.api_key_env, self.concurrency, self.max_retries = api_key_env, int(concurrency), int(max_retries)
-        self.timeout, self.backoff, self.max_backoff = float(timeout), float(backoff), float(max_backoff)
+        self.api_key_env = api_key_env
         self.logprobs, self.top_logprobs = bool(logprobs), int(top_logprobs)
         self.image_format, self.image_quality = image_format, int(image_quality)
         self.max_tokens, self.seed = max_tokens, seed
@@ -225,9 +303,9 @@ class OpenAICompatible(Model):
         import httpx
 
         key = os.environ.get(self.api_key_env, "")
-        secret = key or None
+        secrets = [key, *self.url_secrets]
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        if not key and urlparse(self.base_url).hostname not in LOCAL_HOSTS and not self._warned:
+        if not key and urlsplit(self.endpoint).hostname not in LOCAL_HOSTS and not self._warned:
             self._warned = True
             print(f"timefoil: no API key in {self.api_key_env} for {self.base_url}; requests go unauthenticated",
                   file=sys.stderr)
@@ -249,52 +327,75 @@ class OpenAICompatible(Model):
                         return Answer(error=f"model error: {type(exc).__name__}: {exc}")
                     async with in_flight:
                         result = await self._post(client, payload)
-                    return self._clean(self._read(request, result, reader), secret)
+                    return self._read(request, result, reader)
 
                 async def worker() -> None:
                     for index, request in queued:
                         try:
-                            arrivals.put((index, await answer(request)))
+                            answered = await answer(request)
                         except asyncio.CancelledError:
                             raise
                         except Exception as exc:  # an unreadable body fails its request alone
-                            arrivals.put((index, Answer(error=f"model error: {type(exc).__name__}: {exc}")))
+                            answered = Answer(error=f"model error: {type(exc).__name__}: {exc}")
+                        arrivals.put((index, clean(answered, secrets)))
 
                 await asyncio.gather(*(worker() for _ in range(min(len(requests), 2 * self.concurrency))))
 
-    @staticmethod
-    def _clean(answer: Answer, secret: str | None) -> Answer:
-        answer.error, answer.raw = redact(answer.error, secret), redact(answer.raw, secret)
-        return answer
-
     async def _post(self, client, payload: dict) -> dict | Answer:
+        """The reply to ``payload``, or the request's error once the retries are spent. Each
+        attempt is bounded as a whole by ``deadline``; a server's Retry-After stretches the
+        wait before the next one (up to ``max_retry_after``)."""
         import httpx
 
         last = "no attempt"
         started = time.perf_counter()
+        asked_wait = 0.0
         for attempt in range(self.max_retries + 1):
             if attempt:
                 self.stats["retries"] += 1
                 delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1)) * (0.5 + random.random())
-                await asyncio.sleep(delay)
+                await asyncio.sleep(max(delay, min(asked_wait, self.max_retry_after)))
+            asked_wait = 0.0
             self.stats["http_requests"] += 1
             try:
-                response = await client.post(f"{self.base_url}/chat/completions", json=payload)
-                if response.status_code in RETRY_STATUS:
-                    raise TransientError(f"HTTP {response.status_code}")
-                if response.status_code >= 400:
-                    return Answer(error=f"api error: HTTP {response.status_code}: {response.text[:300]}",
+                status, body, retry_after = await asyncio.wait_for(self._exchange(client, payload), self.deadline)
+                if status in RETRY_STATUS:
+                    asked_wait = retry_after_seconds(retry_after) if status in RETRY_AFTER_STATUS else 0.0
+                    raise TransientError(f"HTTP {status}")
+                if status >= 400:  # the body is cut when stored, after redaction
+                    return Answer(error=f"api error: HTTP {status}: {body.decode('utf-8', 'replace')}",
                                   meta={"attempts": attempt + 1})
-                data = response.json()
+                data = json.loads(body)
                 data["choices"][0]["message"]  # a body without a message is malformed
                 data["_attempts"], data["_latency"] = attempt + 1, time.perf_counter() - started
                 return data
+            except ReplyTooLarge:
+                return Answer(error=f"api error: reply larger than {self.max_reply_bytes} bytes (max_reply_bytes)",
+                              meta={"attempts": attempt + 1})
+            except asyncio.TimeoutError:
+                last = f"no whole reply within the deadline of {self.deadline:g} s"
             except (TransientError, httpx.TimeoutException, httpx.TransportError) as exc:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             except (ValueError, KeyError, IndexError, TypeError) as exc:
                 last = f"malformed response ({type(exc).__name__})"
         return Answer(error=f"api error after {self.max_retries + 1} attempts: {last}",
                       meta={"attempts": self.max_retries + 1})
+
+    async def _exchange(self, client, payload: dict) -> tuple[int, bytes, str | None]:
+        """One HTTP attempt: (status, body, Retry-After). The body is read in pieces and never
+        beyond ``max_reply_bytes``: a reply over it raises ReplyTooLarge, an error body is cut
+        there (only its start is kept)."""
+        async with client.stream("POST", self.endpoint, json=payload) as response:
+            if response.status_code in RETRY_STATUS:  # retried: its body is not needed
+                return response.status_code, b"", response.headers.get("retry-after")
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > self.max_reply_bytes:
+                    if response.status_code >= 400:
+                        break
+                    raise ReplyTooLarge()
+            return response.status_code, bytes(body[:self.max_reply_bytes]), None
 
     def _read(self, request: Request, result: dict | Answer, read_probs) -> Answer:
         if isinstance(result, Answer):
@@ -303,10 +404,30 @@ class OpenAICompatible(Model):
         raw = choice["message"].get("content") or ""
         meta = {"attempts": result["_attempts"], "finish_reason": choice.get("finish_reason")}
         answer = Answer(raw=raw, latency=result["_latency"], meta=meta)
-        alternatives = _first_token_probs(choice)
+        alternatives, unreadable = _first_token_probs(choice)
+        if unreadable:  # said in the record; the answer is read from its text
+            meta["logprobs_dropped"] = unreadable
         if alternatives and read_probs is not None:
             read_probs(request, alternatives, answer)
         return answer
+
+
+def clean(answer: Answer, secrets: Sequence[str]) -> Answer:
+    """Every text of an answer (the server's words, in any field) without a credential, the
+    error cut to one line afterwards: a key cut in two by the limit could not be found."""
+    def redacted(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value, *secrets)
+        if isinstance(value, dict):
+            return {redacted(k): redacted(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [redacted(v) for v in value]
+        return value
+
+    answer.raw, answer.meta = redacted(answer.raw), redacted(answer.meta)
+    if answer.error:
+        answer.error = " ".join(redacted(answer.error).split())[:ERROR_CHARS]
+    return answer
 
 
 def _yes_no_probs(request: Request, alternatives: list[tuple[str, float]], answer: Answer) -> None:
