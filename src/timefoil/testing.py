@@ -258,9 +258,11 @@ def tiny_vlm(path, family: str, texts, seed: int = 0, hidden: int = 32, layers: 
     return str(path)
 
 
-def tiny_siglip2(path, texts, seed=0, patch_size=8, max_num_patches=16):
+def tiny_siglip2(path, texts, seed=0, patch_size=8, max_num_patches=20):
     """A tiny SigLIP 2 whose PIL image processor resizes each frame, keeping its aspect, to at
-    most ``max_num_patches`` patches of ``patch_size`` pixels (the variable-resolution path)."""
+    most ``max_num_patches`` patches of ``patch_size`` pixels (the variable-resolution path):
+    a 64x64 frame becomes 4x4 patches and 4 masked padding ones; its position embeddings are a
+    4x4 grid, resized to each frame's patch grid."""
     import torch
     from transformers import Siglip2Config, Siglip2Model, Siglip2Processor
     from transformers.models.siglip2.image_processing_pil_siglip2 import Siglip2ImageProcessorPil
@@ -270,7 +272,7 @@ def tiny_siglip2(path, texts, seed=0, patch_size=8, max_num_patches=16):
                 num_attention_heads=2, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
                 bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
     vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                  patch_size=patch_size, num_patches=max_num_patches)
+                  patch_size=patch_size, num_patches=16)
     torch.manual_seed(seed)
     Siglip2Model(Siglip2Config(text_config=text, vision_config=vision)).save_pretrained(path)
     images = Siglip2ImageProcessorPil(patch_size=patch_size, max_num_patches=max_num_patches)
