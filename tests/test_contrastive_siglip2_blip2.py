@@ -2,6 +2,7 @@
 run of the synthetic suite has no errors, and every stored score equals the one the
 transformers model's own forward gives, fed by its own processor, frame by frame."""
 import json
+import os
 import shutil
 
 import pytest
@@ -18,7 +19,7 @@ from timefoil.requests import Request  # noqa: E402
 from timefoil.runner import RunConfig, Runner  # noqa: E402
 from timefoil.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
-from timefoil.testing import pattern_frames, tiny_blip2_itm, tiny_siglip2  # noqa: E402
+from timefoil.testing import pattern_frames, tensor_digest, tiny_blip2_itm, tiny_siglip2  # noqa: E402
 from timefoil.video import FrameStore, Sampling  # noqa: E402
 
 FRAMES = Sampling(frames=3)
@@ -102,6 +103,28 @@ def test_siglip2_keeps_a_wide_frames_aspect(tmp_path, texts):
                   for f in frames]
     embeds = torch.nn.functional.normalize(torch.cat(embeds), dim=-1)
     assert torch.allclose(pooled, torch.nn.functional.normalize(embeds.mean(0), dim=-1), atol=1e-5)
+
+
+def test_siglip2_inputs_equal_the_reference_processors_bytes(tmp_path, monkeypatch):
+    """What timefoil hands SigLIP 2's image encoder equals, bit for bit, what the checkpoint's
+    PIL image processor gave in an environment with torchvision (digests made once by
+    tests/reference/make_contrastive_digests.py; that environment's default, torchvision,
+    processor gave the same masks and grids, pixels within one grey level)."""
+    from transformers import Siglip2Model
+
+    reference = json.load(open(os.path.join(os.path.dirname(__file__), "data", "siglip2_processor_digests.json")))
+    model = load_model(f"clip:{tiny_siglip2(tmp_path / 'siglip2', ['a red square'])}")
+    seen = []
+    encode = Siglip2Model.get_image_features
+    monkeypatch.setattr(Siglip2Model, "get_image_features", lambda self, **inputs: seen.append(inputs) or
+                        encode(self, **inputs))
+    for case in reference["cases"]:
+        seen.clear()
+        with torch.inference_mode():
+            model._encode_frames(pattern_frames(*case["shape"]))
+        assert {k: tensor_digest(v) for k, v in seen[0].items()} == case["digests"], case["shape"]
+        assert case["default_masks_equal"] and case["default_shapes_equal"]
+        assert case["default_max_pixel_difference"] <= 2 / 255 + 1e-6  # [-1, 1] pixels: 1/255 is 2/255 here
 
 
 def direct_blip2(path):
