@@ -256,3 +256,70 @@ def tiny_vlm(path, family: str, texts, seed: int = 0, hidden: int = 32, layers: 
     model.save_pretrained(path)
     write_processor_files(path, family, tokenizer, video=video, processor=processor)
     return str(path)
+
+
+def tiny_siglip2(path, texts, seed=0, patch_size=8, max_num_patches=20):
+    """A tiny SigLIP 2 whose PIL image processor resizes each frame, keeping its aspect, to at
+    most ``max_num_patches`` patches of ``patch_size`` pixels (the variable-resolution path):
+    a 64x64 frame becomes 4x4 patches and 4 masked padding ones; its position embeddings are a
+    4x4 grid, resized to each frame's patch grid."""
+    import torch
+    from transformers import Siglip2Config, Siglip2Model, Siglip2Processor
+    from transformers.models.siglip2.image_processing_pil_siglip2 import Siglip2ImageProcessorPil
+
+    tokenizer = siglip2_tokenizer(texts)
+    text = dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=2, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+                bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                  patch_size=patch_size, num_patches=16)
+    torch.manual_seed(seed)
+    Siglip2Model(Siglip2Config(text_config=text, vision_config=vision)).save_pretrained(path)
+    images = Siglip2ImageProcessorPil(patch_size=patch_size, max_num_patches=max_num_patches)
+    Siglip2Processor(image_processor=images, tokenizer=tokenizer).save_pretrained(path)
+    return str(path)
+
+
+def siglip2_tokenizer(texts, vocab_size=2000):
+    """SigLIP 2's own tokenizer class (Gemma's byte-fallback BPE, lowercased, spaces as "▁")
+    with merges learnt from ``texts``, so that each text becomes a short, distinct sequence."""
+    import json
+
+    from tokenizers import Tokenizer, models, normalizers, trainers
+    from transformers import Siglip2Tokenizer
+
+    special = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"]
+    core = Tokenizer(models.BPE(unk_token="<unk>"))
+    core.normalizer = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(" ", "▁")])
+    core.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special,
+                                                          show_progress=False))
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
+              for m in json.loads(core.to_str())["model"]["merges"]]
+    return Siglip2Tokenizer(vocab=core.get_vocab(), merges=merges)
+
+
+def tiny_blip2_itm(path, texts, seed=0, queries=4):
+    """A tiny BLIP-2 image-text retrieval model (vision encoder, Q-Former with ``queries``
+    query tokens, ITM head and ITC projections) with a 32x32 BLIP image processor."""
+    import torch
+    from transformers import Blip2Config, Blip2ForImageTextRetrieval, Blip2Processor
+    from transformers.models.blip.image_processing_pil_blip import BlipImageProcessorPil
+
+    tokenizer = word_tokenizer(texts)
+    # the processor adds its image token to the tokenizer: the Q-Former's vocabulary must hold it
+    processor = Blip2Processor(image_processor=BlipImageProcessorPil(size={"height": 32, "width": 32}),
+                               tokenizer=tokenizer, num_query_tokens=queries)
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, image_size=32,
+                  patch_size=8)
+    qformer = dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                   num_attention_heads=2, max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+                   use_qformer_text_input=True)
+    torch.manual_seed(seed)
+    # as on the hub: the processor puts ``queries`` image tokens before the text of an (image, text)
+    # pair and the model, knowing their id, drops them again
+    config = Blip2Config(vision_config=vision, qformer_config=qformer, num_query_tokens=queries,
+                         image_text_hidden_size=16, architectures=["Blip2ForImageTextRetrieval"],
+                         image_token_index=tokenizer.convert_tokens_to_ids("<image>"))
+    Blip2ForImageTextRetrieval(config).save_pretrained(path)
+    processor.save_pretrained(path)
+    return str(path)

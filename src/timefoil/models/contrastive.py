@@ -1,19 +1,25 @@
-"""Contrastive encoders: transformers CLIP / SigLIP / X-CLIP and open_clip.
+"""Contrastive encoders: transformers CLIP / SigLIP / SigLIP 2 / X-CLIP, open_clip, and
+BLIP-2 image-text matching (see blip2.py).
 
 Each unique (video content, sampling) and each unique text is encoded once per model
 instance (so once per run). A video embedding is the mean of its L2-normalised frame
-embeddings, normalised again; similarity is the cosine, or the model's own logit
-(scale * cosine + bias) with ``score=logit``.
+embeddings, normalised again; similarity is the cosine, the model's own logit
+(scale * cosine + bias) with ``score=logit``, or a SigLIP model's match probability
+(the logit's sigmoid) with ``score=sigmoid``, SigLIP 2's default.
 """
 from __future__ import annotations
 
+from itertools import groupby
 from typing import Any, Sequence
 
 from ..hashing import stable_hash
 from ..requests import Answer, Request
 from ..video.frames import content_key
 from .base import FrameSource, Model, ranks_of
+from .blip2 import BLIP2_SCORES, BLIP2_TYPES, Blip2Matcher, load_blip2_retrieval
 from .hf_generative import weights_fingerprint
+
+EMBEDDING_SCORES = ("cosine", "logit", "sigmoid")
 
 
 def _features(output):
@@ -23,14 +29,16 @@ def _features(output):
 
 class Contrastive(Model):
     def __init__(self, path: str, *, backend: str = "hf", dtype: str = "float32", device: str = "cpu",
-                 batch_size: int = 32, score: str = "cosine", pretrained: str | None = None,
+                 batch_size: int = 32, score: str | None = None, pretrained: str | None = None,
                  model=None, processor=None):
+        """``score``: cosine, logit or sigmoid for embedding models (default cosine, SigLIP 2
+        sigmoid); itm or itc for BLIP-2 (default itm)."""
         import torch
 
-        if score not in ("cosine", "logit"):
-            raise ValueError("score must be cosine or logit")
+        if score is not None and score not in EMBEDDING_SCORES + BLIP2_SCORES:  # refused before weights load
+            raise ValueError(f"score must be one of {', '.join(EMBEDDING_SCORES + BLIP2_SCORES)}, not {score!r}")
         self.torch, self.path, self.backend, self.dtype = torch, path, backend, dtype
-        self.pretrained, self.score_kind, self.batch_size = pretrained, score, int(batch_size)
+        self.pretrained, self.batch_size = pretrained, int(batch_size)
         self.name = f"{'openclip' if backend == 'openclip' else 'clip'}:{path}"
         self.device = torch.device(device)
         if model is None:
@@ -38,6 +46,18 @@ class Contrastive(Model):
                                 else load_hf_contrastive(path, dtype))
         self.model, self.processor = model.eval().to(self.device), processor
         self.kind = getattr(getattr(model, "config", None), "model_type", "openclip")
+        self.matcher = None
+        if self.kind in BLIP2_TYPES:
+            self.score_kind = score or "itm"
+            self.matcher = Blip2Matcher(self.model, processor, self.score_kind, self.device, self.batch_size)
+        else:
+            self.score_kind = score or ("sigmoid" if self.kind == "siglip2" else "cosine")
+            if self.score_kind not in EMBEDDING_SCORES:
+                raise ValueError(f"score={self.score_kind} is for BLIP-2; this {self.kind} model scores with "
+                                 f"{', '.join(EMBEDDING_SCORES)}")
+            if self.score_kind == "sigmoid" and getattr(self.model, "logit_bias", None) is None:
+                raise ValueError(f"score=sigmoid needs a model trained with a sigmoid loss (SigLIP); "
+                                 f"this {self.kind} model has no logit bias")
         self._videos: dict[str, Any] = {}
         self._texts: dict[str, Any] = {}
         self._tokenizer = None
@@ -47,11 +67,15 @@ class Contrastive(Model):
         backend = "openclip" if self.backend == "openclip" else getattr(
             getattr(self.processor, "image_processor", None), "backend", "pil")
         return {"name": self.name, "pretrained": self.pretrained, "weights": weights_fingerprint(self.path),
-                "dtype": self.dtype, "score": self.score_kind, "pooling": "mean", "image_backend": backend}
+                "dtype": self.dtype, "score": self.score_kind, "image_backend": backend,
+                "pooling": "mean of frame scores" if self.matcher else "mean"}
 
     # -- encoders --------------------------------------------------------------------------
     def _encode_frames(self, frames) -> Any:
         torch = self.torch
+        if self.matcher:
+            self.stats["frames_encoded"] += len(frames)
+            return self.matcher.encode_frames(frames)
         if self.kind == "xclip":  # X-CLIP encodes the clip as a whole
             pixels = self.processor(videos=[list(frames)], return_tensors="pt")["pixel_values"].to(self.device)
             return torch.nn.functional.normalize(_features(self.model.get_video_features(pixel_values=pixels))[0],
@@ -63,14 +87,20 @@ class Contrastive(Model):
                 pixels = torch.stack([self.processor(_pil(f)) for f in chunk]).to(self.device)
                 feats = self.model.encode_image(pixels)
             else:
-                pixels = self.processor(images=chunk, return_tensors="pt")["pixel_values"].to(self.device)
-                feats = _features(self.model.get_image_features(pixel_values=pixels))
+                # the image processor itself: the SigLIP 2 processor would override its patch size
+                # and patch budget with class defaults (16 and 256) whatever the checkpoint says
+                inputs = self.processor.image_processor(chunk, return_tensors="pt")
+                inputs = {k: v.to(self.device) for k, v in inputs.items()
+                          if k in ("pixel_values", "pixel_attention_mask", "spatial_shapes")}
+                feats = _features(self.model.get_image_features(**inputs))
             parts.append(torch.nn.functional.normalize(feats.float(), dim=-1))
         self.stats["frames_encoded"] += len(frames)
         return torch.nn.functional.normalize(torch.cat(parts).mean(0), dim=-1)
 
     def _encode_texts(self, texts: list[str]) -> Any:
         torch = self.torch
+        if self.matcher:
+            return self.matcher.encode_texts(texts)
         parts = []
         for start in range(0, len(texts), self.batch_size):
             chunk = texts[start:start + self.batch_size]
@@ -93,22 +123,29 @@ class Contrastive(Model):
             self._tokenizer = open_clip.get_tokenizer(self.path)
         return self._tokenizer
 
-    def _logit(self, cosine: float) -> float:
+    def _scores(self, video, texts: list[str]) -> list[float]:
+        """The score of each text (already encoded) against one video."""
+        if self.matcher:
+            return self.matcher.scores(video, [self._texts[t] for t in texts])
+        cosines = (self.torch.stack([self._texts[t] for t in texts]) @ video).tolist()
         if self.score_kind == "cosine":
-            return cosine
+            return cosines
         scale = float(self.model.logit_scale.exp())
         bias = float(getattr(self.model, "logit_bias", None) or 0.0)
-        return scale * cosine + bias
+        logits = [scale * c + bias for c in cosines]
+        return logits if self.score_kind == "logit" else self.torch.tensor(logits).sigmoid().tolist()
 
     # -- answering -------------------------------------------------------------------------
     def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        """Requests sharing a video (adjacent, as the runner groups them) scored together."""
         with self.torch.inference_mode():
-            self._text_features([r.text for r in requests])
+            self._encode_new_texts([r.text for r in requests])
             answers = []
-            for request in requests:
-                video = self._video_feature(request, frames)
-                answers.append(video if isinstance(video, Answer) else
-                               Answer(score=self._logit(float(video @ self._texts[request.text]))))
+            for _, group in groupby(requests, key=self._video_key):
+                group = list(group)
+                video = self._video_feature(group[0], frames)
+                answers += ([video] * len(group) if isinstance(video, Answer) else
+                            [Answer(score=s) for s in self._scores(video, [r.text for r in group])])
         return answers
 
     def answer_rank(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
@@ -117,28 +154,33 @@ class Contrastive(Model):
         with self.torch.inference_mode():
             answers = []
             for request in requests:
-                texts = self._text_features(list(request.option_texts))
+                self._encode_new_texts(list(request.option_texts))
                 video = self._video_feature(request, frames)
                 if isinstance(video, Answer):
                     answers.append(video)
                     continue
-                scores = [self._logit(float(c)) for c in texts @ video]
+                scores = self._scores(video, list(request.option_texts))
                 answers.append(Answer(meta={"ranks": ranks_of(scores, request.ask), "candidates": len(scores)}))
         return answers
 
-    def _text_features(self, texts: list[str]):
-        """Features of ``texts`` in order; each text is encoded once per model instance."""
+    def _encode_new_texts(self, texts: list[str]) -> None:
+        """Encodes those of ``texts`` not seen yet: each text once per model instance."""
         new_texts = list(dict.fromkeys(t for t in texts if t not in self._texts))
         if new_texts:
             for text, feature in zip(new_texts, self._encode_texts(new_texts)):
                 self._texts[text] = feature
             self.stats["text_encodes"] += len(new_texts)
-        return self.torch.stack([self._texts[t] for t in texts]) if texts else None
+
+    @staticmethod
+    def _video_key(request: Request) -> str | None:
+        if request.video is None:
+            return None
+        return stable_hash([content_key(request.video), request.sampling.to_json()])
 
     def _video_feature(self, request: Request, frames: FrameSource):
         if request.video is None:
             return Answer(error="a contrastive model needs the video (no blind mode)")
-        key = stable_hash([content_key(request.video), request.sampling.to_json()])
+        key = self._video_key(request)
         if key not in self._videos:
             self._videos[key] = self._encode_frames(frames(request.video, request.sampling).array)
             self.stats["video_encodes"] += 1
@@ -153,7 +195,7 @@ def _pil(frame):
 
 def load_hf_contrastive(path: str, dtype: str = "float32"):
     import torch
-    from transformers import AutoModel, AutoProcessor
+    from transformers import AutoConfig, AutoModel, AutoProcessor
 
     from ..weights import quiet_transformers
 
@@ -161,6 +203,9 @@ def load_hf_contrastive(path: str, dtype: str = "float32"):
     # The PIL image processors on every machine: where torchvision is installed transformers
     # would switch to its torchvision ones, whose pixels differ by up to 1/255.
     processor = AutoProcessor.from_pretrained(path, backend="pil")
+    config = AutoConfig.from_pretrained(path)
+    if config.model_type in BLIP2_TYPES:  # AutoModel would give the generative BLIP-2, with no matching head
+        return load_blip2_retrieval(path, config, getattr(torch, dtype)), processor
     return AutoModel.from_pretrained(path, dtype=getattr(torch, dtype)), processor
 
 
