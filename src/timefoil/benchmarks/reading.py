@@ -130,7 +130,8 @@ def read_json(path: str):
 def read_jsonl(path: str) -> list[tuple[str, object]]:
     """``(where, record)`` for each non-blank line of a JSON-lines file; at least one."""
     records = []
-    for number, line in enumerate(read_text(path).split("\n"), 1):  # not splitlines: JSON strings may hold U+0085 or U+2028 unescaped
+    # split at newlines only: splitlines would also break at U+0085 or U+2028, which JSON strings may hold
+    for number, line in enumerate(read_text(path).split("\n"), 1):
         if line.strip():
             where = f"{path}: line {number}"
             records.append((where, clean(parse_json(line, path, number), where)))
