@@ -6,7 +6,7 @@ import re
 
 from ..items import Item
 from ..scoring import SummarySpec
-from .base import (Benchmark, DataError, distinct, make_item, need, need_number, need_object, need_text, need_texts,
+from .base import (Benchmark, DataError, distinct, make_item, need_number, need_object, need_text, need_texts,
                    optional, paper_rows, resolve_video, window)
 from .reading import json_records, read_json
 
@@ -70,8 +70,7 @@ def _youtube(record: dict, where: str) -> dict | None:
 def member(record: dict, where: str) -> bool:
     """In the benchmark iff annotators validated the caption (mturk.caption >= 2) and the
     proficiency caption (proficiency.human.caption == 1)."""
-    need(record, "mturk", where + " (a file without human validation is not part of ViLMA)")
-    mturk = need_object(record, "mturk", where)
+    mturk = need_object(record, "mturk", where + " (a file without human validation is not part of ViLMA)")
     human = need_object(need_object(record, "proficiency", where), "human", where + ": proficiency")
     return need_number(mturk, "caption", where + ": mturk") >= 2 and need_number(human, "caption",
                                                                                   where + ": proficiency.human") == 1
