@@ -146,7 +146,7 @@ def test_vilma_ties_policy_follows_the_paper_by_default(tmp_path):
 @needs_shared
 def test_vilma_rejects_invalid_json_and_files_without_validation():
     result = cli("inspect", "vilma", "--data", os.path.join(VILMA, "dummy.json"))
-    assert result.returncode != 0 and "dummy.json: not valid JSON" in result.stderr
+    assert result.returncode != 0 and "dummy.json: line 17: not valid JSON" in result.stderr
     assert "Traceback" not in result.stderr
     with pytest.raises(DataError, match=r"counting-easy-digits-sec.json: record .*missing field 'mturk'"):
         get_benchmark("vilma").load(os.path.join(VILMA, "counting-easy-digits-sec.json"))
@@ -212,7 +212,7 @@ def test_velociti_loader_subset_and_average_without_control(tmp_path):
 def test_velociti_malformed_record_names_file_record_and_field(tmp_path):
     root = velociti_fixture(tmp_path, [{"test_name": "chrono", "video_id": "v_x_seg_0_10", "pos": "a", "neg": "b"},
                                        {"test_name": "chrono", "video_id": "v_x_seg_0_10", "pos": "a"}])
-    with pytest.raises(DataError, match=r"velociti.jsonl: record 2: missing field 'neg'"):
+    with pytest.raises(DataError, match=r"velociti.jsonl: line 2: missing field 'neg'"):
         get_benchmark("velociti").load(root)
 
 

@@ -201,7 +201,8 @@ def test_folder_reads_every_item_shape(tmp_path):
     ({"id": "x", "test": "t", "video": "videos/a.mp4", "texts": ["a", "b"], "target": 2}, "target 2 outside"),
     ({"id": "x", "test": "t", "video": "../a.mp4", "texts": ["a", "b"]}, "leaves the dataset directory"),
     ({"id": "x", "video": "videos/a.mp4", "texts": ["a", "b"]}, "missing field 'test'"),
-    ({"id": "x", "test": "t", "video": "videos/a.mp4", "texts": ["a", "b"], "role": "boss"}, "role must be"),
+    ({"id": "x", "test": "t", "video": "videos/a.mp4", "texts": ["a", "b"], "role": "boss"},
+     "'role' must be one of main"),
 ])
 def test_folder_refuses_bad_items_naming_file_and_line(tmp_path, line, message):
     root = write_folder(tmp_path, [{"id": "ok", "test": "t", "video": "videos/a.mp4", "texts": ["a", "b"]}, line])

@@ -295,7 +295,8 @@ def test_velociti_loads_the_released_subset_csv_with_v1_test_names(tmp_path):
     assert items["action_manner"].texts == ("y", "x")  # gt given as the caption's text
     with open(tmp_path / "agent_bind.csv", "w") as handle:
         handle.write("cap1,cap2,ev,gt,video_id\na,b,Ev1,neither,v9\n")
-    with pytest.raises(DataError, match=r"agent_bind.csv: row 1: gt 'neither' names neither caption"):
+    # rows are counted as a spreadsheet shows them: the header is row 1
+    with pytest.raises(DataError, match=r"agent_bind.csv: row 2: gt 'neither' names neither caption"):
         get_benchmark("velociti").load(str(tmp_path))
 
 

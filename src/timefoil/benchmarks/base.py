@@ -1,7 +1,6 @@
 """What a benchmark declares: how to load its items and how its paper asks and reports."""
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -11,6 +10,10 @@ from ..items import Item, VideoRef
 from ..protocols import Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
+
+
+MAX_SECONDS = 1e6  # a time beyond 11 days is no place in any benchmark's video
+MAX_INDEX = 10_000  # more options than this is no question
 
 
 class DataError(ValueError):
@@ -90,17 +93,6 @@ def resolve_video(root: str, relative: str, where: str) -> VideoRef:
     return VideoRef.file(os.path.join(root, relative))
 
 
-def read_json(path: str):
-    """A JSON file, or a DataError that names it and says where it breaks."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-
-
 def need(record: dict, names: str | tuple[str, ...], where: str):
     """A required field, under any of its accepted names."""
     names = (names,) if isinstance(names, str) else names
@@ -130,23 +122,99 @@ def need_texts(record: dict, names: str | tuple[str, ...], where: str) -> tuple[
     return tuple(value)
 
 
-def need_number(record: dict, names: str | tuple[str, ...], where: str) -> float:
-    """A required finite number (not a boolean, not a numeric string)."""
+def need_key(record: dict, names: str | tuple[str, ...], where: str) -> str:
+    """A required identifier: a non-empty string, or an integer (published ids are either)."""
     value = need(record, names, where)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise DataError(f"{where}: field {_name(names)} must be a non-empty string or an integer, "
+                        f"found {_shown(value)}")
+    return value
+
+
+def need_number(record: dict, names: str | tuple[str, ...], where: str, low: float = -math.inf,
+                high: float = math.inf) -> float:
+    """A required finite number in [low, high] (not a boolean, not a numeric string)."""
+    value = need(record, names, where)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            (isinstance(value, float) and not math.isfinite(value)):
         raise DataError(f"{where}: field {_name(names)} must be a finite number, found {_shown(value)}")
+    if not low <= value <= high:  # compared exactly: an integer too large for a float is refused, not raised
+        raise DataError(f"{where}: field {_name(names)} must lie in [{low:g}, {high:g}], found {_shown(value)}")
+    return value
+
+
+def need_index(record: dict, names: str | tuple[str, ...], where: str) -> int:
+    """A required option index or count: an integer, not a boolean (its range is the item's to check)."""
+    value = need(record, names, where)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_INDEX:
+        raise DataError(f"{where}: field {_name(names)} must be an integer from 0 to {MAX_INDEX - 1}, "
+                        f"found {_shown(value)}")
+    return value
+
+
+def need_object(record: dict, names: str | tuple[str, ...], where: str) -> dict:
+    """A required JSON object."""
+    value = need(record, names, where)
+    if not isinstance(value, dict):
+        raise DataError(f"{where}: field {_name(names)} must be an object, found {_shown(value)}")
+    return value
+
+
+def need_flag(record: dict, names: str | tuple[str, ...], where: str) -> bool:
+    """A required yes/no: true/false, 1/0, or those words as text (as CSV and parquet spell them)."""
+    value = need(record, names, where)
+    spelled = value.strip().lower() if isinstance(value, str) else value
+    for truth, spellings in ((True, (True, 1, "true", "1")), (False, (False, 0, "false", "0"))):
+        if any(spelled == s and type(spelled) is type(s) for s in spellings):
+            return truth
+    raise DataError(f"{where}: field {_name(names)} must be true or false, found {_shown(value)}")
+
+
+def optional(record: dict, names: str | tuple[str, ...], check: Callable, where: str, default=None):
+    """``check(record, names, where)`` when the field is given (and not null), else ``default``."""
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: expected an object, found {type(record).__name__}")
+    names = (names,) if isinstance(names, str) else names
+    if any(record.get(name) is not None for name in names):
+        return check(record, names, where)
+    return default
+
+
+def one_of(value: str, allowed: tuple[str, ...], field: str, where: str) -> str:
+    if value not in allowed:
+        raise DataError(f"{where}: field {field!r} must be one of {', '.join(allowed)}, found {_shown(value)}")
     return value
 
 
 def window(record: dict, start: str, end: str, where: str) -> tuple[float | None, float | None]:
-    """Optional [start, end] seconds: finite numbers with start < end when both are given."""
-    low = need_number(record, start, where) if record.get(start) is not None else None
-    high = need_number(record, end, where) if record.get(end) is not None else None
+    """Optional [start, end] seconds: numbers in [0, MAX_SECONDS] with start < end when both are given."""
+    low = optional(record, start, lambda r, n, w: need_number(r, n, w, 0, MAX_SECONDS), where)
+    high = optional(record, end, lambda r, n, w: need_number(r, n, w, 0, MAX_SECONDS), where)
     if low is not None and high is not None and not low < high:
         raise DataError(f"{where}: {start} ({low}) must come before {end} ({high})")
-    if low is not None and low < 0:
-        raise DataError(f"{where}: {start} must not be negative, found {low}")
     return low, high
+
+
+def make_item(where: str, **fields) -> Item:
+    """An ``Item``; its own checks (options, target, labels) refused with the place named."""
+    try:
+        return Item(**fields)
+    except ValueError as exc:
+        raise DataError(f"{where}: {exc}") from None
+
+
+def distinct(items: list[tuple[str, Item]], source: str) -> list[Item]:
+    """The items of ``(where, item)`` pairs: none if no id repeats and there is at least one."""
+    if not items:
+        raise DataError(f"{source}: no items to evaluate (every record was left out)")
+    first: dict[str, str] = {}
+    for where, item in items:
+        if item.id in first:
+            raise DataError(f"{where}: id {item.id!r} is already used ({first[item.id]})")
+        first[item.id] = where
+    return [item for _, item in items]
 
 
 def _name(names: str | tuple[str, ...]) -> str:
@@ -166,16 +234,3 @@ def find_file(data_dir: str, names: tuple[str, ...], what: str) -> str:
             if os.path.exists(path):
                 return path
     raise DataError(f"{data_dir}: no {what} found (looked for {', '.join(names)})")
-
-
-def read_jsonl(path: str) -> list[dict]:
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
-    return records

@@ -27,7 +27,9 @@ from typing import Any, Iterable
 
 from ..items import Item, VideoRef
 from ..scoring import SummarySpec
-from .base import Benchmark, DataError, need, need_text, need_texts, read_json, read_jsonl, resolve_video, window
+from .base import (Benchmark, DataError, distinct, make_item, need, need_index, need_object, need_text, need_texts,
+                   one_of, optional, resolve_video, window)
+from .reading import read_json, read_jsonl
 
 ITEMS, META = "items.jsonl", "benchmark.json"
 ROLES = ("main", "proficiency")
@@ -35,9 +37,14 @@ ROLES = ("main", "proficiency")
 
 def read_meta(data_dir: str) -> dict[str, Any]:
     path = os.path.join(data_dir, META)
-    meta = read_json(path) if os.path.exists(path) else {}
+    if not os.path.exists(path):
+        return {}
+    meta = read_json(path)
     if not isinstance(meta, dict):
-        raise DataError(f"{path}: expected an object")
+        raise DataError(f"{path}: expected an object, found {type(meta).__name__}")
+    for field in ("name", "description"):
+        optional(meta, field, need_text, path)
+    optional(meta, "tests", need_texts, path)
     return meta
 
 
@@ -45,20 +52,16 @@ def load(data_dir: str) -> list[Item]:
     path = os.path.join(data_dir, ITEMS)
     if not os.path.exists(path):
         raise DataError(f"{path} not found: a benchmark folder holds {ITEMS} (and {META})")
-    name = str(read_meta(data_dir).get("name") or os.path.basename(os.path.abspath(data_dir)))
-    items, seen = [], set()
-    for number, record in enumerate(read_jsonl(path), 1):
-        item = item_from_json(record, data_dir, name, f"{path}: line {number}")
-        if item.id in seen:
-            raise DataError(f"{path}: line {number}: id {item.id!r} appears twice")
-        seen.add(item.id)
-        items.append(item)
-    return items
+    name = read_meta(data_dir).get("name") or os.path.basename(os.path.abspath(data_dir))
+    return distinct([(where, item_from_json(record, data_dir, name, where)) for where, record in read_jsonl(path)],
+                    path)
 
 
 def _video(value, data_dir: str, where: str) -> VideoRef:
     if isinstance(value, str):
         return resolve_video(data_dir, value, where)
+    if not isinstance(value, dict):
+        raise DataError(f"{where}: a video is a path or an object with 'path', found {type(value).__name__}")
     path = need_text(value, "path", where)
     start, end = window(value, "start", "end", where)
     ref = resolve_video(data_dir, path, where)
@@ -68,32 +71,26 @@ def _video(value, data_dir: str, where: str) -> VideoRef:
 def item_from_json(record: dict, data_dir: str, benchmark: str, where: str) -> Item:
     item_id = need_text(record, "id", where)
     common: dict[str, Any] = {
-        "id": item_id, "group_id": str(record.get("group") or item_id), "benchmark": benchmark,
-        "test": need_text(record, "test", where), "subtest": record.get("subtest"),
-        "role": record.get("role", "main"), "categories": tuple(record.get("categories") or ()),
-        "prompt": record.get("prompt"), "target_position": record.get("target_position"),
-        "labels": tuple(record.get("labels") or ()), "metadata": dict(record.get("metadata") or {})}
-    if common["role"] not in ROLES:
-        raise DataError(f"{where}: role must be one of {', '.join(ROLES)}, found {common['role']!r}")
-    target = record.get("target", 0)
-    if isinstance(target, bool) or not isinstance(target, int):
-        raise DataError(f"{where}: field 'target' must be an option index, found {target!r}")
-    try:
-        if "references" in record:
-            return Item(**common, videos=(_video(need(record, "video", where), data_dir, where),),
-                        texts=need_texts(record, "references", where), options_are="references")
-        if "videos" in record:
-            videos = record["videos"]
-            if not isinstance(videos, list):
-                raise DataError(f"{where}: field 'videos' must be a list")
-            return Item(**common, videos=tuple(_video(v, data_dir, where) for v in videos),
-                        texts=(need_text(record, "text", where),), target=target, options_are="videos")
-        return Item(**common, videos=(_video(need(record, "video", where), data_dir, where),),
-                    texts=need_texts(record, "texts", where), target=target)
-    except ValueError as exc:  # the item's own checks (options, target, labels)
-        if isinstance(exc, DataError):
-            raise
-        raise DataError(f"{where}: {exc}") from None
+        "id": item_id, "group_id": optional(record, "group", need_text, where, item_id), "benchmark": benchmark,
+        "test": need_text(record, "test", where), "subtest": optional(record, "subtest", need_text, where),
+        "role": one_of(optional(record, "role", need_text, where, "main"), ROLES, "role", where),
+        "categories": optional(record, "categories", need_texts, where, ()),
+        "prompt": optional(record, "prompt", need_text, where),
+        "target_position": optional(record, "target_position", need_index, where),
+        "labels": optional(record, "labels", need_texts, where, ()),
+        "metadata": optional(record, "metadata", need_object, where, {})}
+    target = optional(record, "target", need_index, where, 0)
+    if "references" in record:
+        return make_item(where, **common, videos=(_video(need(record, "video", where), data_dir, where),),
+                         texts=need_texts(record, "references", where), options_are="references")
+    if "videos" in record:
+        videos = record["videos"]
+        if not isinstance(videos, list):
+            raise DataError(f"{where}: field 'videos' must be a list, found {type(videos).__name__}")
+        return make_item(where, **common, videos=tuple(_video(v, data_dir, where) for v in videos),
+                         texts=(need_text(record, "text", where),), target=target, options_are="videos")
+    return make_item(where, **common, videos=(_video(need(record, "video", where), data_dir, where),),
+                     texts=need_texts(record, "texts", where), target=target)
 
 
 def item_to_json(item: Item, data_dir: str) -> dict[str, Any]:

@@ -3,10 +3,22 @@ from __future__ import annotations
 
 import os
 
-from ..items import Item
+from ..items import Item, VideoRef
 from ..scoring import SummarySpec
 from ..synth.suite import MANIFEST
-from .base import Benchmark, DataError, read_jsonl, resolve_video
+from .base import (Benchmark, DataError, distinct, make_item, need, need_index, need_object, need_text, need_texts,
+                   one_of, optional, resolve_video, window)
+from .reading import read_jsonl
+
+OPTIONS_ARE = ("texts", "videos", "references")
+
+
+def _videos(record: dict, data_dir: str, where: str) -> tuple[VideoRef, ...]:
+    videos = need(record, "videos", where)
+    if not isinstance(videos, list) or not all(isinstance(v, dict) for v in videos):
+        raise DataError(f"{where}: field 'videos' must be a list of objects with 'path', found {type(videos).__name__}")
+    return tuple(VideoRef.file(resolve_video(data_dir, need_text(v, "path", where), where).path,
+                               *window(v, "start", "end", where)) for v in videos)
 
 
 def load(data_dir: str) -> list[Item]:
@@ -14,19 +26,18 @@ def load(data_dir: str) -> list[Item]:
     if not os.path.exists(path):
         raise DataError(f"{path} not found: create the suite with `timefoil generate synth --out {data_dir}`")
     items = []
-    for number, record in enumerate(read_jsonl(path), 1):
-        where = f"{path}: line {number}"
-        try:
-            videos = tuple(resolve_video(data_dir, v["path"], where) for v in record["videos"])
-            items.append(Item(
-                id=record["id"], group_id=record["group_id"], benchmark="synth", test=record["test"],
-                subtest=record.get("subtest"), role=record.get("role", "main"),
-                categories=tuple(record.get("categories", ())), videos=videos, texts=tuple(record["texts"]),
-                target=record["target"], options_are=record.get("options_are", "texts"),
-                metadata=record.get("metadata", {})))
-        except KeyError as exc:
-            raise DataError(f"{where}: missing field {exc.args[0]!r}") from None
-    return items
+    for where, record in read_jsonl(path):
+        items.append((where, make_item(
+            where, id=need_text(record, "id", where), group_id=need_text(record, "group_id", where),
+            benchmark="synth", test=need_text(record, "test", where),
+            subtest=optional(record, "subtest", need_text, where),
+            role=optional(record, "role", need_text, where, "main"),
+            categories=optional(record, "categories", need_texts, where, ()), videos=_videos(record, data_dir, where),
+            texts=need_texts(record, "texts", where), target=need_index(record, "target", where),
+            options_are=one_of(optional(record, "options_are", need_text, where, "texts"), OPTIONS_ARE,
+                               "options_are", where),
+            metadata=optional(record, "metadata", need_object, where, {}))))
+    return distinct(items, path)
 
 
 BENCHMARK = Benchmark(

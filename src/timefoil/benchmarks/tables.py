@@ -2,11 +2,11 @@
 (``save_to_disk``), JSON lines, CSV. Parquet and arrow need pyarrow (``timefoil[arrow]``)."""
 from __future__ import annotations
 
-import csv
 import glob
 import os
 
-from .base import DataError, read_json, read_jsonl
+from .base import DataError
+from .reading import clean, json_records, nonempty, read_csv, read_json, read_jsonl
 
 TABLE_SUFFIXES = (".parquet", ".arrow", ".jsonl", ".json", ".csv")
 
@@ -25,16 +25,18 @@ def table_files(folder: str, split: str | None = None) -> list[str]:
     return []
 
 
-def read_rows(path: str) -> list[dict]:
-    """Rows of one table file as dicts."""
+def read_rows(path: str) -> list[tuple[str, dict]]:
+    """``(where, row)`` for each row of one table file; at least one. A JSON file is a list of
+    rows, or an object holding them under "test" or "data"."""
     if path.endswith(".jsonl"):
         return read_jsonl(path)
     if path.endswith(".json"):
         data = read_json(path)
-        return data if isinstance(data, list) else data.get("test") or data.get("data") or list(data.values())
+        if isinstance(data, dict) and any(isinstance(data.get(key), list) for key in ("test", "data")):
+            data = next(data[key] for key in ("test", "data") if isinstance(data.get(key), list))
+        return json_records(data, path, "rows")
     if path.endswith(".csv"):
-        with open(path, newline="", encoding="utf-8") as handle:
-            return list(csv.DictReader(handle))
+        return read_csv(path)
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -43,8 +45,10 @@ def read_rows(path: str) -> list[dict]:
                         "pip install 'timefoil[arrow]'") from None
     try:
         if path.endswith(".parquet"):
-            return pq.read_table(path).to_pylist()
-        with open(path, "rb") as handle:  # datasets writes arrow streams
-            return pa.ipc.open_stream(handle).read_all().to_pylist()
+            rows = pq.read_table(path).to_pylist()
+        else:
+            with open(path, "rb") as handle:  # datasets writes arrow streams
+                rows = pa.ipc.open_stream(handle).read_all().to_pylist()
     except (pa.ArrowInvalid, OSError) as exc:
         raise DataError(f"{path}: not a readable {os.path.splitext(path)[1][1:]} table ({exc})") from None
+    return nonempty([(f"{path}: row {n}", clean(row, f"{path}: row {n}")) for n, row in enumerate(rows, 1)], path)

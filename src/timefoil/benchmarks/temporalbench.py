@@ -7,7 +7,9 @@ from collections import OrderedDict
 
 from ..items import Item
 from ..scoring import SummarySpec
-from .base import Benchmark, DataError, find_file, need, need_text, paper_rows, read_json, read_jsonl, resolve_video
+from .base import (Benchmark, DataError, distinct, find_file, make_item, need_key, need_text, optional, paper_rows,
+                   resolve_video)
+from .reading import json_records, read_json, read_jsonl
 
 SUBSETS = {"short_qa": "temporalbench_short_qa.json", "long_qa": "temporalbench_long_qa.json",
            "caption": "temporalbench_short_caption.json"}
@@ -22,50 +24,42 @@ def options_of(question: str, where: str) -> dict[str, str]:
     return found
 
 
-def _records(path: str) -> list[dict]:
-    records = read_jsonl(path) if path.endswith(".jsonl") else read_json(path)
-    if not isinstance(records, list):
-        raise DataError(f"{path}: expected a list of records")
-    return records
+def _records(path: str) -> list[tuple[str, dict]]:
+    return read_jsonl(path) if path.endswith(".jsonl") else json_records(read_json(path), path)
 
 
-def _caption_items(path: str, root: str) -> list[Item]:
+def _caption_items(path: str, root: str) -> list[tuple[str, Item]]:
     """Captioning: the model writes a detailed caption, scored against the reference. The
     record's own prompt (with its in-context examples) is used verbatim when present."""
     items = []
-    for n, record in enumerate(_records(path), 1):
-        where = f"{path}: record {n}"
+    for where, record in _records(path):
         source = need_text(record, ("dataset", "source_dataset"), where)
         if source in EXCLUDED_FROM_CAPTIONING:
             continue
         video = need_text(record, "video_name", where)
-        prompt = record.get("question") or record.get("prompt")
-        if prompt is not None and not isinstance(prompt, str):
-            raise DataError(f"{where}: field 'question' must be a string, found {type(prompt).__name__}")
-        items.append(Item(id=str(record.get("idx") or video), group_id=video, benchmark="temporalbench",
-                          test="caption", videos=(resolve_video(root, video, where),),
-                          texts=(need_text(record, ("GT", "caption", "answer"), where),), options_are="references",
-                          categories=(source,), prompt=prompt or None))
+        items.append((where, make_item(
+            where, id=optional(record, "idx", need_key, where, video), group_id=video, benchmark="temporalbench",
+            test="caption", videos=(resolve_video(root, video, where),),
+            texts=(need_text(record, ("GT", "caption", "answer"), where),), options_are="references",
+            categories=(source,), prompt=optional(record, ("question", "prompt"), need_text, where))))
     return items
 
 
-def _binary_items(path: str, root: str, subset: str) -> list[Item]:
-    records = _records(path)
+def _binary_items(path: str, root: str, subset: str) -> list[tuple[str, Item]]:
     items = []
-    for n, record in enumerate(records, 1):
-        where = f"{path}: record {n}"
+    for where, record in _records(path):
         question, gt = need_text(record, "question", where), need_text(record, "GT", where)
         options = options_of(question, where)
         if gt not in options or len(options) != 2:
-            raise DataError(f"{where}: GT {gt!r} must name one of two options, found {sorted(options)}")
+            raise DataError(f"{where}: field 'GT' ({gt[:40]!r}) must name one of two options, found {sorted(options)}")
         video = need_text(record, "video_name", where)
         negative = next(text for letter, text in options.items() if letter != gt)
-        items.append(Item(
-            id=str(need(record, "idx", where)), group_id=video, benchmark="temporalbench", test=subset,
+        items.append((where, make_item(
+            where, id=need_key(record, "idx", where), group_id=video, benchmark="temporalbench", test=subset,
             videos=(resolve_video(root, video, where),), texts=(options[gt], negative),
             categories=(need_text(record, ("dataset", "source_dataset"), where),
                         need_text(record, "category", where)),
-            prompt=question, target_position=sorted(options).index(gt)))
+            prompt=question, target_position=sorted(options).index(gt))))
     return items
 
 
@@ -87,17 +81,19 @@ def _multi_choice(items: list[Item]) -> list[Item]:
 def load(data_dir: str, subset: str = "short_qa", format: str = "binary") -> list[Item]:
     """``subset``: short_qa, long_qa, caption, or several comma-separated; ``format``: binary
     (BA/MBA) or multichoice (M+1 options at once)."""
-    items = []
+    if format not in ("binary", "multichoice"):
+        raise DataError(f"format must be binary or multichoice, not {format!r}")
+    items, paths = [], []
     for name in subset.split(","):
         if name not in SUBSETS:
             raise DataError(f"unknown TemporalBench subset {name!r}; choose from {', '.join(SUBSETS)}")
         path = find_file(data_dir, (SUBSETS[name], SUBSETS[name] + "l"), f"TemporalBench {name} file")
+        paths.append(path)
         if name == "caption":
             items += _caption_items(path, os.path.dirname(path))
         else:
             items += _binary_items(path, os.path.dirname(path), name)
-    if format not in ("binary", "multichoice"):
-        raise DataError(f"format must be binary or multichoice, not {format!r}")
+    items = distinct(items, ", ".join(paths))
     if format == "multichoice":
         return _multi_choice([i for i in items if i.options_are != "references"])
     return items

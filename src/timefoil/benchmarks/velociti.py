@@ -1,7 +1,6 @@
 """VELOCITI: entailment and multiple choice on 10 s movie clips, eight tests."""
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -10,7 +9,9 @@ from ..items import Item
 from ..protocols import Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
-from .base import Benchmark, DataError, find_file, need_text, paper_rows, resolve_video
+from .base import (MAX_SECONDS, Benchmark, DataError, distinct, find_file, make_item, need_flag, need_key, need_text,
+                   optional, paper_rows, resolve_video)
+from .reading import parse_json, read_text
 from .tables import read_rows, table_files
 
 TESTS = ("control", "agent_random", "agent_bind", "coref", "action_adv", "action_manner", "action_bind", "chrono")
@@ -38,10 +39,10 @@ V1_TESTS = {"agent_iden": "agent_random", "action_mod": "action_manner", "sequen
 NAMED = ("velociti.jsonl", "velociti.json", "test.jsonl", "test.json")
 
 
-def _release(data_dir: str) -> tuple[str, list[tuple[str, int, dict]]]:
-    """(file, row number, record) in the hub layout (test_name, video_id, event, pos, neg,
-    in_subset), from velociti.json(l), or the table files `datasets` saves (parquet, arrow),
-    or the subset's CSV files (cap1, cap2, ev, gt, video_id; the file names the test), and the
+def _release(data_dir: str) -> tuple[str, list[tuple[str, dict]]]:
+    """(where, record) in the hub layout (test_name, video_id, event, pos, neg, in_subset),
+    from velociti.json(l), or the table files `datasets` saves (parquet, arrow), or the
+    subset's CSV files (cap1, cap2, ev, gt, video_id; the file names the test), and the
     folder that holds videos/ (beside a named file; the dataset folder for tables)."""
     try:
         files = [find_file(data_dir, NAMED, "VELOCITI file")]
@@ -51,39 +52,39 @@ def _release(data_dir: str) -> tuple[str, list[tuple[str, int, dict]]]:
     if not files:
         raise DataError(f"{data_dir}: no VELOCITI file found (looked for {', '.join(NAMED)}, the hub's parquet or "
                         "arrow files, or the subset's CSV files)")
-    rows = []
-    for path in files:
-        for n, record in enumerate(read_rows(path), 1):
-            rows.append((path, n, _from_csv(record, path, n) if path.endswith(".csv") else record))
-    return root, rows
+    return root, [(where, _from_csv(record, path, where) if path.endswith(".csv") else record)
+                  for path in files for where, record in read_rows(path)]
 
 
-def _from_csv(record: dict, path: str, n: int) -> dict:
+def _from_csv(record: dict, path: str, where: str) -> dict:
     """A subset CSV row in the hub layout: gt names the true caption (cap1 / cap2, 1 / 2, or its text)."""
-    where = f"{path}: row {n}"
     cap1, cap2 = need_text(record, "cap1", where), need_text(record, "cap2", where)
     gt = need_text(record, "gt", where)
     first = gt.strip().lower() in ("cap1", "1", "a", "0") or gt == cap1
     if not first and gt.strip().lower() not in ("cap2", "2", "b") and gt != cap2:
         raise DataError(f"{where}: gt {gt!r} names neither caption")
-    name = os.path.splitext(os.path.basename(path))[0]
-    test = V1_TESTS.get(record.get("test_name") or name, record.get("test_name") or name)
-    return {"test_name": test, "video_id": need_text(record, "video_id", where), "event": record.get("ev"),
+    test = optional(record, "test_name", need_text, where, os.path.splitext(os.path.basename(path))[0])
+    return {"test_name": test, "video_id": need_text(record, "video_id", where), "event": record.get("ev") or None,
             "pos": cap1 if first else cap2, "neg": cap2 if first else cap1, "in_subset": True}
 
 
 def _id_list(path: str) -> set[str]:
-    text = open(path, encoding="utf-8").read()
-    try:
-        return {str(x) for x in json.loads(text)}
-    except json.JSONDecodeError:
+    """Item ids from a JSON list, or one per line."""
+    text = read_text(path)
+    if not text.lstrip().startswith("["):
         return {line.strip() for line in text.splitlines() if line.strip()}
+    return {need_key({"id": x}, "id", f"{path}: entry {n}") for n, x in enumerate(parse_json(text, path), 1)}
 
 
-def _youtube(video_id: str) -> dict | None:
+def _youtube(video_id: str, where: str) -> dict | None:
     """v_<YouTube id>_seg_<start>_<end>: a clip to cut from that video."""
     match = re.match(r"v_(.+)_seg_(\d+)_(\d+)$", video_id)
-    return {"id": match.group(1), "start": int(match.group(2)), "end": int(match.group(3))} if match else None
+    if not match:
+        return None
+    start, end = int(match.group(2)), int(match.group(3))
+    if not start < end <= MAX_SECONDS:
+        raise DataError(f"{where}: field 'video_id' names the segment {start}..{end} s, which is no clip")
+    return {"id": match.group(1), "start": start, "end": end}
 
 
 def load(data_dir: str, subset: str | None = None) -> list[Item]:
@@ -92,24 +93,23 @@ def load(data_dir: str, subset: str | None = None) -> list[Item]:
     counter, items = Counter(), []
     in_subset: set[str] = set()
     root, rows = _release(data_dir)
-    for path, n, record in rows:
-        where = f"{path}: record {n}"
-        if not isinstance(record, dict):
-            raise DataError(f"{where}: expected an object, found {type(record).__name__}")
+    for where, record in rows:
         test = need_text(record, ("test_name", "test"), where)
         test = V1_TESTS.get(test, test)
         if test not in TESTS:
             raise DataError(f"{where}: unknown test_name {test!r} (expected one of {', '.join(TESTS)})")
         counter[test] += 1
         video_id = need_text(record, "video_id", where)
-        item_id = str(record.get("id") or record.get("idx") or f"{test}-{counter[test]:05d}")
-        if record.get("in_subset") in (True, 1, "true", "True", "1"):
+        item_id = optional(record, ("id", "idx"), need_key, where, f"{test}-{counter[test]:05d}")
+        if optional(record, "in_subset", need_flag, where, False):
             in_subset.add(item_id)
-        items.append(Item(id=item_id, group_id=item_id, benchmark="velociti", test=test,
-                          videos=(resolve_video(root, f"videos/{video_id}.mp4", where),),
-                          texts=(need_text(record, "pos", where), need_text(record, "neg", where)),
-                          metadata={"video_id": video_id, "event": record.get("event"),
-                                    "youtube": _youtube(video_id)}))
+        items.append((where, make_item(
+            where, id=item_id, group_id=item_id, benchmark="velociti", test=test,
+            videos=(resolve_video(root, f"videos/{video_id}.mp4", where),),
+            texts=(need_text(record, "pos", where), need_text(record, "neg", where)),
+            metadata={"video_id": video_id, "event": optional(record, "event", need_text, where),
+                      "youtube": _youtube(video_id, where)})))
+    items = distinct(items, data_dir)
     if subset == "paper":
         if not in_subset:
             raise DataError(f"{data_dir}: no record is marked in_subset: the hub release or the subset's CSV files "
@@ -119,7 +119,7 @@ def load(data_dir: str, subset: str | None = None) -> list[Item]:
         wanted = _id_list(subset)
         unknown = wanted - {item.id for item in items}
         if unknown:
-            raise DataError(f"{subset}: {len(unknown)} id(s) not in {path}, e.g. {sorted(unknown)[:3]}")
+            raise DataError(f"{subset}: {len(unknown)} id(s) not in {data_dir}, e.g. {sorted(unknown)[:3]}")
         items = [item for item in items if item.id in wanted]
     return items
 

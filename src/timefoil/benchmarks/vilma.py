@@ -6,8 +6,9 @@ import re
 
 from ..items import Item
 from ..scoring import SummarySpec
-from .base import (Benchmark, DataError, need, need_number, need_text, need_texts, paper_rows, read_json, resolve_video,
-                   window)
+from .base import (Benchmark, DataError, distinct, make_item, need_number, need_object, need_text, need_texts,
+                   optional, paper_rows, resolve_video, window)
+from .reading import json_records, read_json
 
 # file -> (test, subtest). Only these files make the benchmark; others in the folder are ignored.
 FILES = {
@@ -41,8 +42,9 @@ def _video(root: str, record: dict, where: str):
     seconds unless the file is already cut to them (a name ending in _<start>_<end>)."""
     start, end = window(record, "start_time", "end_time", where)
     name = need_text(record, ("video_file", "youtube_id"), where)
-    if record.get("time_unit", "sec") != "sec":
-        raise DataError(f"{where}: time_unit {record['time_unit']!r}; use the *-sec files (timestamps in seconds)")
+    unit = optional(record, "time_unit", need_text, where, "sec")
+    if unit != "sec":
+        raise DataError(f"{where}: field 'time_unit' is {unit!r}; use the *-sec files (timestamps in seconds)")
     for ext in VIDEO_EXTENSIONS:
         if os.path.exists(os.path.join(root, "videos", name + ext)):
             name += ext
@@ -54,57 +56,72 @@ def _video(root: str, record: dict, where: str):
     return ref if precut else type(ref).file(ref.path, start, end)
 
 
-def _youtube(record: dict) -> dict | None:
+def _youtube(record: dict, where: str) -> dict | None:
     """How `prepare --youtube` can fetch the file: a cut clip, or the whole video (windowed)."""
-    if not record.get("youtube_id"):
+    youtube_id = optional(record, "youtube_id", need_text, where)
+    if youtube_id is None:
         return None
-    if record.get("video_file"):
-        return {"id": record["youtube_id"], "start": record.get("start_time"), "end": record.get("end_time")}
-    return {"id": record["youtube_id"]}
+    if optional(record, "video_file", need_text, where):
+        start, end = window(record, "start_time", "end_time", where)
+        return {"id": youtube_id, "start": start, "end": end}
+    return {"id": youtube_id}
 
 
 def member(record: dict, where: str) -> bool:
     """In the benchmark iff annotators validated the caption (mturk.caption >= 2) and the
     proficiency caption (proficiency.human.caption == 1)."""
-    mturk = need(record, "mturk", where + " (a file without human validation is not part of ViLMA)")
-    human = need(need(record, "proficiency", where), "human", where + ": proficiency")
+    mturk = need_object(record, "mturk", where + " (a file without human validation is not part of ViLMA)")
+    human = need_object(need_object(record, "proficiency", where), "human", where + ": proficiency")
     return need_number(mturk, "caption", where + ": mturk") >= 2 and need_number(human, "caption",
                                                                                   where + ": proficiency.human") == 1
 
 
-def breakdown(record: dict, test: str) -> tuple[str, ...]:
+def _label(value, field: str, where: str) -> str:
+    """A class as published: a name or a number (a count)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == "":
+        raise DataError(f"{where}: field {field!r} must be a class name or number, found {type(value).__name__} "
+                        f"{value!r:.40}")
+    return str(value)
+
+
+def breakdown(record: dict, test: str, where: str) -> tuple[str, ...]:
     """What the paper breaks results down by: the source dataset, the class (the true count,
     for counting) and the foils' classes."""
-    out = [f"source={record['dataset']}"] if record.get("dataset") else []
+    dataset = optional(record, "dataset", need_text, where)
+    out = [f"source={dataset}"] if dataset else []
     if record.get("class") is not None:
-        out.append(f"{'count' if test == 'counting' else 'class'}={record['class']}")
+        out.append(f"{'count' if test == 'counting' else 'class'}={_label(record['class'], 'class', where)}")
     foils = record.get("classes_foil")
-    out += [f"foil={c}" for c in (foils if isinstance(foils, list) else [foils] if foils is not None else [])]
+    out += [f"foil={_label(c, 'classes_foil', where)}"
+            for c in (foils if isinstance(foils, list) else [foils] if foils is not None else [])]
     return tuple(out)
 
 
-def load_file(path: str, root: str) -> list[Item]:
+def _records(path: str) -> list[tuple[str, str, dict]]:
+    """(key, where, record) of a ViLMA file: an object from ids to records."""
     data = read_json(path)
-    test, subtest = _test_of(os.path.basename(path))
     if not isinstance(data, dict):
-        raise DataError(f"{path}: expected an object mapping ids to records")
+        raise DataError(f"{path}: expected an object mapping ids to records, found {type(data).__name__}")
+    return [(key, where, record) for key, (where, record) in zip(data, json_records(data, path))]
+
+
+def load_file(path: str, root: str) -> list[tuple[str, Item]]:
+    records = _records(path)
+    test, subtest = _test_of(os.path.basename(path))
     stem, items = os.path.splitext(os.path.basename(path))[0], []
-    for key, record in data.items():
-        where = f"{path}: record {key!r}"
-        if not isinstance(record, dict):
-            raise DataError(f"{where}: expected an object, found {type(record).__name__}")
+    for key, where, record in records:
         if not member(record, where):
             continue
         group = f"{stem}:{key}"
         common = dict(group_id=group, benchmark="vilma", test=test, subtest=subtest,
-                      videos=(_video(root, record, where),), categories=breakdown(record, test))
-        proficiency = need(record, "proficiency", where)
-        items.append(Item(id=group, texts=(need_text(record, "caption", where), *need_texts(record, "foils", where)),
-                          metadata={"dataset": record.get("dataset"), "youtube": _youtube(record)},
-                          **common))
-        items.append(Item(id=f"{group}:proficiency", role="proficiency",
-                          texts=(need_text(proficiency, "caption", where + ": proficiency"),
-                                 *need_texts(proficiency, "foils", where + ": proficiency")), **common))
+                      videos=(_video(root, record, where),), categories=breakdown(record, test, where))
+        proficiency, at = need_object(record, "proficiency", where), where + ": proficiency"
+        items.append((where, make_item(
+            where, id=group, texts=(need_text(record, "caption", where), *need_texts(record, "foils", where)),
+            metadata={"dataset": record.get("dataset"), "youtube": _youtube(record, where)}, **common)))
+        items.append((where, make_item(
+            where, id=f"{group}:proficiency", role="proficiency",
+            texts=(need_text(proficiency, "caption", at), *need_texts(proficiency, "foils", at)), **common)))
     return items
 
 
@@ -122,19 +139,20 @@ def survey(data_dir: str) -> dict:
             ignored[name] = ("another encoding of a counting file (timefoil reads the -spelled-sec ones)" if variant
                              else "not one of the ViLMA benchmark files")
             continue
-        data = read_json(os.path.join(folder, name))
-        removed = sum(1 for key, record in data.items() if not member(record, f"{name}: record {key!r}"))
-        filtered[name] = {"records": len(data), "removed by the validation filter": removed}
+        records = _records(os.path.join(folder, name))
+        removed = sum(1 for _, where, record in records if not member(record, where))
+        filtered[name] = {"records": len(records), "removed by the validation filter": removed}
     return {"files": filtered, "ignored": ignored}
 
 
 def load(data_dir: str) -> list[Item]:
     if os.path.isfile(data_dir):  # one file, named explicitly
-        return load_file(data_dir, os.path.dirname(data_dir))
+        return distinct(load_file(data_dir, os.path.dirname(data_dir)), data_dir)
     for folder in (data_dir, os.path.join(data_dir, "data")):  # like the other loaders, DIR or DIR/data
         present = [name for name in FILES if os.path.exists(os.path.join(folder, name))]
         if present:
-            return [item for name in present for item in load_file(os.path.join(folder, name), data_dir)]
+            return distinct([pair for name in present for pair in load_file(os.path.join(folder, name), data_dir)],
+                            folder)
     raise DataError(f"{data_dir}: none of the ViLMA files found ({', '.join(FILES)})")
 
 

@@ -1,14 +1,15 @@
 """Vinoground: 500 counterfactual pairs, each a 2x2 group of text and video questions."""
 from __future__ import annotations
 
-import csv
 import os
 
 from ..items import Item
 from ..protocols import Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
-from .base import Benchmark, DataError, find_file, need, need_text, paper_rows, read_json, resolve_video
+from .base import (Benchmark, DataError, distinct, find_file, make_item, need_key, need_text, one_of, optional,
+                   paper_rows, resolve_video)
+from .reading import json_records, read_csv, read_json
 
 TEXT = "Which caption best describes this video? A. {c1}, B. {c2}"
 VIDEO = ("Which video segment matches this caption? Note: The video contains two segments separated by a 2-second "
@@ -23,18 +24,14 @@ def _published_orders(data_dir: str, name: str) -> dict[str, dict]:
         path = find_file(data_dir, (name,), name)
     except DataError:
         return {}
-    records = read_json(path)
-    if not isinstance(records, list):
-        raise DataError(f"{path}: expected a list of questions")
-    out = {}
-    for n, record in enumerate(records, 1):
-        where = f"{path}: record {n}"
-        gt = need_text(record, "GT", where)
-        if gt not in ("A", "B"):
-            raise DataError(f"{where}: GT must be 'A' or 'B', found {gt!r}")
-        out[str(need(record, "idx", where))] = {"target_position": "AB".index(gt),
-                                                "prompt": need_text(record, "question", where),
-                                                "joined_video": record.get("video_name")}
+    out: dict[str, dict] = {}
+    for where, record in json_records(read_json(path), path, "questions"):
+        idx = need_key(record, "idx", where)
+        if idx in out:
+            raise DataError(f"{where}: idx {idx!r} appears twice")
+        out[idx] = {"target_position": "AB".index(one_of(need_text(record, "GT", where), ("A", "B"), "GT", where)),
+                    "prompt": need_text(record, "question", where),
+                    "joined_video": optional(record, "video_name", need_text, where)}
     return out
 
 
@@ -48,31 +45,29 @@ def load(data_dir: str, concatenated: str = "built") -> list[Item]:
     text_orders = _published_orders(data_dir, "vinoground_textscore.json")
     video_orders = _published_orders(data_dir, "vinoground_videoscore.json")
     root, items = os.path.dirname(path), []
-    with open(path, newline="", encoding="utf-8") as handle:
-        for row_number, row in enumerate(csv.DictReader(handle), 2):
-            where = f"{path}: row {row_number}"
-            n = need_text(row, "index", where).strip()
-            pos, neg = need_text(row, "pos_cap", where), need_text(row, "neg_cap", where)
-            minor = [m.strip() for m in (row.get("minor") or "").split(";") if m.strip()]
-            clips = [resolve_video(root, f"vinoground_videos/{n}_{s}.mp4", where) for s in ("pos", "neg")]
-            common = dict(group_id=n, benchmark="vinoground", test="vinoground",
-                          categories=(need_text(row, "major", where), *minor))
-            for suffix, target in (("pos", 0), ("neg", 1)):
-                idx = f"{n}_{suffix}"
-                asked = {k: v for k, v in text_orders.get(idx, {}).items() if k != "joined_video"}
-                items.append(Item(id=f"{idx}:text", role="text", videos=(clips[target],), texts=(pos, neg),
-                                  target=target, **asked, **common))
-                published = dict(video_orders.get(idx, {}))
-                joined = published.pop("joined_video", None)
-                if concatenated == "published":
-                    if not joined:
-                        raise DataError(f"{where}: no published concatenated video for {idx} "
-                                        "(vinoground_videoscore.json is needed)")
-                    published["joined_video"] = resolve_video(root, f"vinoground_videos_concated/{joined}", where)
-                items.append(Item(id=f"{idx}:video", role="video", videos=tuple(clips),
-                                  texts=((pos, neg)[target],), target=target, options_are="videos",
-                                  **published, **common))
-    return items
+    for where, row in read_csv(path):
+        n = need_text(row, "index", where).strip()
+        pos, neg = need_text(row, "pos_cap", where), need_text(row, "neg_cap", where)
+        minor = [m.strip() for m in (row.get("minor") or "").split(";") if m.strip()]
+        clips = [resolve_video(root, f"vinoground_videos/{n}_{s}.mp4", where) for s in ("pos", "neg")]
+        common = dict(group_id=n, benchmark="vinoground", test="vinoground",
+                      categories=(need_text(row, "major", where), *minor))
+        for suffix, target in (("pos", 0), ("neg", 1)):
+            idx = f"{n}_{suffix}"
+            asked = {k: v for k, v in text_orders.get(idx, {}).items() if k != "joined_video"}
+            items.append((where, make_item(where, id=f"{idx}:text", role="text", videos=(clips[target],),
+                                           texts=(pos, neg), target=target, **asked, **common)))
+            published = dict(video_orders.get(idx, {}))
+            joined = published.pop("joined_video", None)
+            if concatenated == "published":
+                if not joined:
+                    raise DataError(f"{where}: no published concatenated video for {idx} "
+                                    "(vinoground_videoscore.json is needed)")
+                published["joined_video"] = resolve_video(root, f"vinoground_videos_concated/{joined}", where)
+            items.append((where, make_item(where, id=f"{idx}:video", role="video", videos=tuple(clips),
+                                           texts=((pos, neg)[target],), target=target, options_are="videos",
+                                           **published, **common)))
+    return distinct(items, path)
 
 
 BENCHMARK = Benchmark(

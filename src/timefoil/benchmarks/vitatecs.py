@@ -6,7 +6,8 @@ import os
 from ..items import Item
 from ..protocols import Prompts
 from ..scoring import SummarySpec
-from .base import Benchmark, find_file, need_text, paper_rows, read_jsonl, resolve_video
+from .base import Benchmark, distinct, find_file, make_item, need_text, paper_rows, resolve_video
+from .reading import read_jsonl
 
 ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type")
 
@@ -17,16 +18,15 @@ def load(data_dir: str) -> list[Item]:
         path = find_file(data_dir, (f"{aspect}.jsonl",), f"VITATECS {aspect} file")
         root = os.path.dirname(os.path.dirname(path)) if os.path.basename(os.path.dirname(path)) == "data" \
             else os.path.dirname(path)
-        for line, record in enumerate(read_jsonl(path), 1):
-            where = f"{path}: line {line}"
+        for number, (where, record) in enumerate(read_jsonl(path), 1):
             source, name = need_text(record, "src_dataset", where), need_text(record, "video_name", where)
-            item_id = f"{aspect.lower()}-{line:05d}"  # rows repeat upstream: the line keeps them apart
-            items.append(Item(
-                id=item_id, group_id=item_id, benchmark="vitatecs", test=aspect.lower(),
+            item_id = f"{aspect.lower()}-{number:05d}"  # rows repeat upstream: their order keeps them apart
+            items.append((where, make_item(
+                where, id=item_id, group_id=item_id, benchmark="vitatecs", test=aspect.lower(),
                 videos=(resolve_video(root, f"videos/{source}/{name}", where),),
                 texts=(need_text(record, "caption", where), need_text(record, "counterfactual", where)),
-                categories=(source,), metadata={"source": source}))
-    return items
+                categories=(source,), metadata={"source": source})))
+    return distinct(items, data_dir)
 
 
 BENCHMARK = Benchmark(
