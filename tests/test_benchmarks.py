@@ -420,3 +420,14 @@ def test_vinoground_published_concatenations_are_accepted(tmp_path):
     assert "parts" in answer_offline(built, "choice", _AlwaysA())[1]["request"]["video"]
     with pytest.raises(DataError, match="concatenated must be"):
         get_benchmark("vinoground").load(root, concatenated="yes")
+
+
+def test_temporalbench_subsets_loaded_together_keep_ids_that_repeat_across_files_apart(tmp_path):
+    video = "short_video/COIN/a_start_0_end_5.mp4"
+    (tmp_path / "temporalbench_short_qa.json").write_text(json.dumps([tb_question(0, video, "order", "t", "n", "A")]))
+    (tmp_path / "temporalbench_long_qa.json").write_text(json.dumps([tb_question(0, video, "order", "u", "m", "B")]))
+    bench = get_benchmark("temporalbench")
+    assert [i.id for i in bench.load(str(tmp_path))] == ["0"]  # one file: its own idx
+    both = bench.load(str(tmp_path), subset="short_qa,long_qa")
+    assert [(i.id, i.test, i.texts) for i in both] == [("short_qa/0", "short_qa", ("t", "n")),
+                                                      ("long_qa/0", "long_qa", ("u", "m"))]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 from collections import OrderedDict
+from dataclasses import replace
 
 from ..items import Item
 from ..scoring import SummarySpec
@@ -89,10 +90,11 @@ def load(data_dir: str, subset: str = "short_qa", format: str = "binary") -> lis
             raise DataError(f"unknown TemporalBench subset {name!r}; choose from {', '.join(SUBSETS)}")
         path = find_file(data_dir, (SUBSETS[name], SUBSETS[name] + "l"), f"TemporalBench {name} file")
         paths.append(path)
-        if name == "caption":
-            items += _caption_items(path, os.path.dirname(path))
-        else:
-            items += _binary_items(path, os.path.dirname(path), name)
+        root = os.path.dirname(path)
+        part = _caption_items(path, root) if name == "caption" else _binary_items(path, root, name)
+        if "," in subset:  # an idx is unique within its own file only: several files keep theirs apart
+            part = [(where, replace(item, id=f"{name}/{item.id}")) for where, item in part]
+        items += part
     items = distinct(items, ", ".join(paths))
     if format == "multichoice":
         return _multi_choice([i for i in items if i.options_are != "references"])
