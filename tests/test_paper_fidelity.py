@@ -96,22 +96,22 @@ def test_conclusion_of_a_reasoned_answer(raw, said):
     assert conclusion(raw).strip(". ") == said
 
 
-def test_velociti_cot_and_released_variants(tmp_path):
+def test_velociti_cot_reads_the_verdict_in_the_papers_output_tags(tmp_path):
     from timefoil.benchmarks import get_benchmark
     from timefoil.offline import answer_offline
     from timefoil.protocols import PlanContext, get_protocol
 
     bench = get_benchmark("velociti")
-    assert bench.variants["released"].entailment.endswith("\nJust answer with either Yes or No.")
     cot = bench.variants["cot"]
-    assert cot.reasoning and cot.answer_tokens == 1024 and "<answer>" in cot.system
+    assert cot.reasoning and cot.answer_tokens == 1024 and "<<<output>>>" in cot.system
     items = bench.load(tb.velociti_fixture(tmp_path, [
         {"test_name": "chrono", "video_id": "v", "pos": "he sits then runs", "neg": "he runs then sits"}]))
 
-    class Tagged(Model):
-        def answer_generation(self, requests, frames):  # says Yes to the true caption only
-            return [Answer(raw="Yes, maybe no.\n<answer>" + ("Yes" if "sits then" in r.text else "No") + "</answer>")
-                    for r in requests]
+    class Tagged(Model):  # reasons in the paper's format, saying Yes to the true caption only
+        def answer_generation(self, requests, frames):
+            verdict = ["Yes" if "sits then" in r.text else "No" for r in requests]
+            return [Answer(raw=f"<<<thinking>>>\nYes, maybe no.\n<<</thinking>>>\n<<<reflection>>>\nNo doubt."
+                               f"\n<<</reflection>>>\n<<<output>>>\n{v}\n<<</output>>>") for v in verdict]
 
     records = answer_offline(items, "entailment", Tagged(), prompts=cot)
     assert Counter(r["parsed"]["value"] for r in records) == {"yes": 1, "no": 1}
@@ -121,6 +121,9 @@ def test_velociti_cot_and_released_variants(tmp_path):
     assert entail.request_kinds(cot) == {"generation"} and entail.request_kinds(bench.prompts) == {"entailment"}
     planned = entail.plan(items, PlanContext(prompts=cot))
     assert all(p.request.system == cot.system and p.info["reasoning"] for _, p in planned)
+    assert sorted(p.request.text for _, p in planned) == [
+        "Evaluate the following caption for the accompanying movie clip: he runs then sits",
+        "Evaluate the following caption for the accompanying movie clip: he sits then runs"]
 
 
 # -- VELOCITI's averages ----------------------------------------------------------------------

@@ -72,16 +72,17 @@ def parse_choice(raw: str | None, labels: Sequence[str] = ("A", "B"),
     return Parsed(None, "ambiguous" if seen else "unparseable")
 
 
-_TAGGED = re.compile(r"<answer>\s*(.*?)\s*</answer>", re.IGNORECASE | re.DOTALL)
+# <answer>...</answer>, and VELOCITI's chain-of-thought format <<<output>>>...<<</output>>>.
+_TAGGED = re.compile(r"<answer>\s*(.*?)\s*</answer>|<<<output>>>\s*(.*?)\s*<<</output>>>", re.IGNORECASE | re.DOTALL)
 _CONCLUDES = re.compile(r"final answer|answer is|answer would be|answer:|therefore", re.IGNORECASE)
 
 
 def conclusion(raw: str | None) -> str | None:
-    """The part of a reasoned answer that states the answer: the last <answer> tag, else what
+    """The part of a reasoned answer that states the answer: the last tagged answer, else what
     follows the last "answer is" / "final answer" / "Answer:", else the last non-empty line."""
     if raw is None:
         return None
-    tagged = _TAGGED.findall(raw)
+    tagged = [answer or output for answer, output in _TAGGED.findall(raw)]
     if tagged:
         return tagged[-1]
     lines = [line for line in raw.strip().splitlines() if line.strip()]

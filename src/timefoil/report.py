@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .benchmarks import get_benchmark
+from .protocols import OWN_WORDING, PROTOCOLS
 from .runner import load_run, score_run
 from .scoring import ScoreReport
 from .stats import MetricValue
@@ -36,7 +37,25 @@ def load_scored(run_dir: str) -> ScoredRun:
         label += f" {sampling['order']}"
     if config.get("blind"):
         label = "blind"
-    return ScoredRun(run_dir, f"{config['model']} · {label}", label, score_run(run_dir))
+    worded = prompts_label(config, meta.get("prompts"))
+    return ScoredRun(run_dir, f"{config['model']} · {label}" + (f" · {worded}" if worded else ""), label,
+                     score_run(run_dir))
+
+
+def prompts_label(config: dict, source: str | None = None) -> str:
+    """The run's prompt variant, marked where the wording is timefoil's own; nothing for the
+    default prompts of a paper or for a protocol that scores texts without asking. ``source``:
+    where the wording came from, as stored in run.json when the run was made."""
+    variant = config.get("variant")
+    try:
+        asks = PROTOCOLS.find(config.get("protocol") or "").prompted
+        source = source or get_benchmark(config["benchmark"]).prompts_for(variant).source
+    except ValueError:  # a benchmark, protocol or variant this version does not declare
+        return variant or ""
+    own = asks and OWN_WORDING in source
+    if not asks or not (variant or own):
+        return variant or ""
+    return f"{variant or 'default prompts'}" + (f" ({OWN_WORDING})" if own else "")
 
 
 def split_name(name: str) -> tuple[str, str]:

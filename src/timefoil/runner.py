@@ -151,6 +151,8 @@ class Runner:
         if self.config.protocol not in self.benchmark.protocols:
             raise RunError(f"{self.benchmark.name} has no {self.config.protocol!r} protocol; "
                            f"choose from {', '.join(self.benchmark.protocols)}")
+        # A variant unknown, or written for another protocol, is refused before any model loads.
+        self.prompts = self.benchmark.prompts_for(self.config.variant, self.config.protocol)
         for spec in ([] if model else [self.config.model]) + ([self.config.judge] if self.config.judge else []):
             check_model_spec(spec)
         self.items = self._load_items()  # a bad annotation is refused before any model loads
@@ -174,7 +176,6 @@ class Runner:
         self.frames = FrameStore(cache_dir=self.cache_dir)
         self.executor = self.pool or Answerer(self.model, self.frames)
         self.fingerprint = stable_hash(self.model.fingerprint())
-        self.prompts = self.benchmark.prompts_for(self.config.variant)
         missing = self.protocol.request_kinds(self.prompts) - self.model.kinds
         if missing:
             self.close()
@@ -219,7 +220,8 @@ class Runner:
             write_json(os.path.join(self.run_dir, SHARD),
                        {**shard, "ids": sorted(p.id for _, p in planned),
                         "elsewhere": {i: n for i, n in sorted(elsewhere.items()) if n and i in here}})
-        data = {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **_environment(), "threads": self.threads}
+        data = {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **_environment(), "threads": self.threads,
+                "prompts": self.prompts.source}  # where the wording came from, as this version declared it
         write_json(path, data)
 
     def _record_notes(self) -> None:

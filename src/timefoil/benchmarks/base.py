@@ -73,13 +73,24 @@ class Benchmark:
             by_table.setdefault((row.source, row.protocol), []).append(row.describe())
         return "; ".join(f"{source} ({protocol}): {', '.join(rows)}" for (source, protocol), rows in by_table.items())
 
-    def prompts_for(self, variant: str | None) -> Prompts:
+    def prompts_for(self, variant: str | None, protocol: str | None = None) -> Prompts:
+        """A variant's prompts; one written for other protocols than ``protocol`` is refused
+        (VELOCITI's chain of thought asks for a Yes/No verdict, never a letter)."""
         if not variant:
             return self.prompts
         if variant not in self.variants:
             raise ValueError(f"{self.name} has no prompt variant {variant!r}; "
                              f"choose from {', '.join(sorted(self.variants)) or 'none'}")
-        return self.variants[variant]
+        prompts = self.variants[variant]
+        if protocol and prompts.protocols and protocol not in prompts.protocols:
+            raise ValueError(f"{self.name}'s prompt variant {variant!r} is written for the "
+                             f"{' and '.join(prompts.protocols)} protocol, not {protocol}")
+        return prompts
+
+    def prompt_sources(self) -> dict[str, str]:
+        """Where each variant's wording comes from, the default first (`timefoil list`)."""
+        named = {"(default)": self.prompts, **{f"--variant {n}": p for n, p in self.variants.items()}}
+        return {name: prompts.source for name, prompts in named.items()}
 
 
 def resolve_video(root: str, relative: str, where: str) -> VideoRef:

@@ -7,6 +7,7 @@ from collections import OrderedDict
 from dataclasses import replace
 
 from ..items import Item
+from ..protocols import OWN_WORDING, Prompts
 from ..scoring import SummarySpec
 from .base import (Benchmark, DataError, distinct, find_file, make_item, need_key, need_text, optional, paper_rows,
                    resolve_video)
@@ -15,6 +16,29 @@ from .reading import json_records, read_json, read_jsonl
 SUBSETS = {"short_qa": "temporalbench_short_qa.json", "long_qa": "temporalbench_long_qa.json",
            "caption": "temporalbench_short_caption.json"}
 EXCLUDED_FROM_CAPTIONING = {"FineGym"}  # its captions have another structure (the paper leaves it out)
+
+# -- prompts ------------------------------------------------------------------------------------
+# The questions are the published files' own (each record's "question", in-context examples
+# included for captioning); the paper prints no other prompt. Released code,
+# github.com/mu-cai/TemporalBench at 62f88ab9a93699cb45f89c6e9ac034e2b83fcb39, byte for byte (checked
+# by tests/test_prompt_sources.py): eval/gpt-4o.py line 100 (system) and line 87 (the sentence
+# before the question; with frames, line 91 sends it as its own text part before the images, and
+# lines 94 and 123 pass the whole record where timefoil passes its question). eval/llava-onevision.py
+# line 77 asks the question alone, which is the default.
+GPT4O_SYSTEM = "You are an expert in video understanding."
+GPT4O_LEAD = "These are the frames from the video. "
+RELEASED = "github.com/mu-cai/TemporalBench@62f88ab"
+PROMPTS = Prompts(source=f"the published questions; entailment, and choice without a published question: {OWN_WORDING}")
+ASKED = ("choice", "generation")  # the released scripts ask the published questions; none asks entailment
+PROMPT_VARIANTS = {
+    "released-gpt-4o": replace(PROMPTS, system=GPT4O_SYSTEM, prefix=GPT4O_LEAD, protocols=ASKED,
+                               source=f"released code {RELEASED} eval/gpt-4o.py:100 and :87 around the published "
+                                      "questions"),
+    "released-llava-onevision": replace(PROMPTS, protocols=ASKED, source=f"released code {RELEASED} "
+                                        "eval/llava-onevision.py:77 (the published questions alone)"),
+}
+# -- end of prompts -----------------------------------------------------------------------------
+
 _OPTION = re.compile(r"^\s*\(?([A-Z])[.):]\s*(.+?)\s*$")
 
 
@@ -107,6 +131,8 @@ BENCHMARK = Benchmark(
     load=load,
     protocols=("choice", "similarity", "entailment", "generation"),
     default_protocol="choice",
+    prompts=PROMPTS,
+    variants=PROMPT_VARIANTS,
     # binary accuracy is the paper's BA; asked with all M + 1 options at once it is another number
     summary=SummarySpec(group_metric="MBA", rename={"accuracy": "BA"},
                         multichoice_rename={"accuracy": "MC accuracy"}),

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 
 from ..items import Item
-from ..protocols import Prompts
+from ..protocols import OWN_WORDING, Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
 from .base import (MAX_SECONDS, Benchmark, DataError, distinct, find_file, make_item, need_flag, need_key, need_text,
@@ -15,23 +15,127 @@ from .reading import parse_json, read_text
 from .tables import read_rows, table_files
 
 TESTS = ("control", "agent_random", "agent_bind", "coref", "action_adv", "action_manner", "action_bind", "chrono")
+
+# -- prompts ------------------------------------------------------------------------------------
+# Each constant is the text of its source, byte for byte; tests/test_prompt_sources.py checks them
+# against the source lines kept in tests/data/prompts/. The paper ("VELOCITI: Benchmarking
+# Video-Language Compositional Reasoning with Strict Entailment") prints its prompts as figures:
+# one line per paragraph of the figure here.
+
+# Paper, App. C, Fig. 15 (open Video-LLMs and Gemini): the entailment and multiple-choice prompts.
 PREAMBLE = ("Carefully watch the video and pay attention to the sequence of events, the details and actions of "
             "persons.\n")
 ENTAIL = PREAMBLE + ("Here is a caption that describes the video: {caption}\nBased on your observation, does the "
                      "given video entail the caption?")
 CHOICE = PREAMBLE + ("Here are two captions that describe the video.\nA) {c1}\nB) {c2}\nBased on your observation, "
                      "select the caption that best describes the video.\nJust print either A or B.")
+# Paper, App. C: closed models are told "Just answer with either Yes or No.", on a line of its own
+# as in Fig. 16.
 CLOSED = "\nJust answer with either Yes or No."
-FRAMES = "You are given frames sampled sequentially from a video. "
-# timefoil's own chain-of-thought wording (the paper's appendix prompt is not reproduced): reason
-# over the roles and order of events, then a tagged verdict that the parser reads.
-COT_SYSTEM = ("You check captions of short movie clips. Reason step by step: who acts, what they do, how, to "
-              "whom, and in which order, each compared with what the clip shows. End with your verdict inside "
-              "<answer></answer> tags.")
-COT_ENTAIL = "Caption: {caption}\nDoes the clip show exactly this? Conclude with <answer>Yes</answer> or " \
-             "<answer>No</answer>."
-COT_CHOICE = ("Captions:\nA) {c1}\nB) {c2}\nWhich caption describes the clip? Conclude with <answer>A</answer> "
-              "or <answer>B</answer>.")
+# Paper, App. C, Fig. 16 (GPT-4o, shown frames): a first sentence about frames, and "video frames"
+# in the second.
+FRAMES_PREAMBLE = ("You are given frames sampled sequentially from a video. Carefully watch the video frames and pay "
+                   "attention to the sequence of events, the details and actions of persons.\n")
+FRAMES_ENTAIL = FRAMES_PREAMBLE + ENTAIL.removeprefix(PREAMBLE) + CLOSED
+FRAMES_CHOICE = FRAMES_PREAMBLE + CHOICE.removeprefix(PREAMBLE)
+
+# Released code, github.com/katha-ai/VELOCITI at 8d66ddbb58161184f3877e7c1946955139948285 (the
+# CVPR 2025 main branch). vidllm_eval.py line 15 (entailment, open models; the closing instruction
+# and the trailing space on the question's line) and line 17 (multiple choice: one line up to the
+# options' end; {cap1}/{cap2} are timefoil's {c1}/{c2}).
+RELEASED_ENTAIL = ("Carefully watch the video and pay attention to the sequence of events, the details and actions "
+                   "of persons.\nHere is a caption that describes the video: {caption}\nBased on your observation, "
+                   "does the given video entail the caption? Just answer with either Yes or No. ")
+RELEASED_CHOICE_SOURCE = ("Carefully watch the video and pay attention to the sequence of events, the details and "
+                          "actions of persons. Here are two captions that describe the video. A) {cap1} B) {cap2}\n"
+                          "Based on your observation, select the caption that best describes the video. Just print "
+                          "either A or B.")
+RELEASED_CHOICE = RELEASED_CHOICE_SOURCE.replace("{cap1}", "{c1}").replace("{cap2}", "{c2}")
+# gemini/eval.py line 90 (entailment for Gemini: no trailing space; {cap} is {caption}); its
+# multiple-choice prompt, line 92, is vidllm_eval.py's line 17.
+RELEASED_GEMINI_ENTAIL_SOURCE = ("Carefully watch the video and pay attention to the sequence of events, the details "
+                                 "and actions of persons.\nHere is a caption that describes the video: {cap}\nBased "
+                                 "on your observation, does the given video entail the caption? Just answer with "
+                                 "either Yes or No.")
+RELEASED_GEMINI_ENTAIL = RELEASED_GEMINI_ENTAIL_SOURCE.replace("{cap}", "{caption}")
+
+# Paper, App. A.3, Fig. 5 ("CoT evaluation prompt", the rows of Table 8), quote marks as printed.
+# The released code has no chain-of-thought prompt. The figure is one block headed "System
+# Prompt" that ends with the line naming the caption; timefoil sends that last line as the user's
+# question and the rest as the system prompt. The verdict is read from the <<<output>>> tags.
+COT_SYSTEM = (
+    "You are an AI assistant specializing in analyzing movie clips to verify captions using a Chain of "
+    "Thought (CoT) approach. Given a movie clip and a corresponding caption, your task is to determine "
+    "whether the caption accurately describes the events in the clip.\n"
+    'A caption is considered accurate (“Yes") if *all applicable* of the following criteria are met:\n'
+    "1. **Actor/Doer**: The person or entity performing the action is correctly identified.\n"
+    "2. **Attributes**: The characteristics of the actors/doers and the action itself are accurately "
+    "described (e.g. clothing color, size, speed).\n"
+    "3. **Instruments/Objects**: Any tools, objects, or instruments used in the action are correctly "
+    "identified.\n"
+    "4. **Receiver/Patient**: The target or recipient of the action is correctly identified.\n"
+    "5. **Relationships**: The relationships between the entities involved (e.g., “standing next "
+    'to",“holding") are accurately depicted.\n'
+    '6. **Manner**: The way in which the action is performed (e.g., “quickly", “slowly", “angrily") is '
+    "accurately described.\n"
+    "7. **Location**: The setting or location of the scene is correctly identified.\n"
+    "8. **Clarity**: There is sufficient visual information in the clip to confidently assess the "
+    "correctness of the caption.\n"
+    "9. **Event Order**: If the caption suggests a specific order of events, then the video should have "
+    "events happening in the suggested order.\n"
+    "If any of the above criteria cannot be verified due to a lack of visuals, the caption should not be "
+    "considered accurate.\n"
+    "Note that the caption is designed to represent a part of the video clip and may not explain all the "
+    "events in the clip.\n"
+    "Follow these steps:\n"
+    "1. **Analysis:** Carefully examine the provided movie clip.\n"
+    "2. **Reasoning:** Analyze the caption in relation to the clip. Break down the caption into smaller "
+    "parts and determine if each part meets the accuracy criteria listed above. Detail your reasoning "
+    "process within ‘<<<thinking>>>‘ tags.\n"
+    "3. **Evaluation:** Based on your reasoning, evaluate the overall accuracy of the caption. If there "
+    "is insufficient information in the clip to definitively confirm or deny the caption based on one or "
+    "more criteria, explain what information is missing within ‘<<<reflection>>>‘ tags.\n"
+    '4. **Conclusion:** Provide a clear “Yes" or “No" answer within ‘<<<output>>>‘ tags.\n'
+    "Use the following format:\n"
+    "<<<thinking>>>\n"
+    "[[[[Detailed step-by-step reasoning, referencing the accuracy criteria. This is your internal "
+    "thought process.]]]]\n"
+    "<<</thinking>>>\n"
+    "<<<reflection>>>\n"
+    "[[[[Reflections on your reasoning, including any uncertainties or missing information and which "
+    "criteria could not be verified. If the caption cannot be definitively verified, explain why.]]]]\n"
+    "<<</reflection>>>\n"
+    "<<<output>>>\n"
+    "[[[[ Yes or No ]]]]\n"
+    "<<</output>>>"
+)
+COT_ENTAIL = "Evaluate the following caption for the accompanying movie clip: {caption}"
+
+# timefoil's own chain of thought, for either protocol (the paper has none for multiple choice):
+# reasoning over the roles and order of events, then a tagged verdict that the parser reads.
+OWN_COT_SYSTEM = ("You check captions of short movie clips. Reason step by step: who acts, what they do, how, to "
+                  "whom, and in which order, each compared with what the clip shows. End with your verdict inside "
+                  "<answer></answer> tags.")
+OWN_COT_ENTAIL = "Caption: {caption}\nDoes the clip show exactly this? Conclude with <answer>Yes</answer> or " \
+                 "<answer>No</answer>."
+OWN_COT_CHOICE = ("Captions:\nA) {c1}\nB) {c2}\nWhich caption describes the clip? Conclude with <answer>A</answer> "
+                  "or <answer>B</answer>.")
+RELEASED = "github.com/katha-ai/VELOCITI@8d66ddb"
+PROMPT_VARIANTS = {
+    "closed": Prompts(entailment=ENTAIL + CLOSED, choice=CHOICE,
+                      source="paper App. C: Fig. 15 with the closed models' instruction on a line of its own"),
+    "frames": Prompts(entailment=FRAMES_ENTAIL, choice=FRAMES_CHOICE, source="paper App. C Fig. 16 (GPT-4o, frames)"),
+    "released": Prompts(entailment=RELEASED_ENTAIL, choice=RELEASED_CHOICE,
+                        source=f"released code {RELEASED} vidllm_eval.py:15 and :17 (open models)"),
+    "released-gemini": Prompts(entailment=RELEASED_GEMINI_ENTAIL, choice=RELEASED_CHOICE,
+                               source=f"released code {RELEASED} gemini/eval.py:90 and :92"),
+    "cot": Prompts(entailment=COT_ENTAIL, system=COT_SYSTEM, reasoning=True, answer_tokens=1024,
+                   protocols=("entailment",),
+                   source="paper App. A.3 Fig. 5 (chain of thought; its last line as the user's question)"),
+    "cot-timefoil": Prompts(entailment=OWN_COT_ENTAIL, choice=OWN_COT_CHOICE, system=OWN_COT_SYSTEM, reasoning=True,
+                            answer_tokens=1024, source=f"{OWN_WORDING}: chain of thought with <answer> tags"),
+}
+# -- end of prompts -----------------------------------------------------------------------------
 
 
 # The released 150-per-test subset uses the first version's test names.
@@ -130,12 +234,8 @@ BENCHMARK = Benchmark(
     load=load,
     default_protocol="entailment",
     default_sampling=Sampling(frames=None, fps=1.0),  # mid-second frames
-    prompts=Prompts(entailment=ENTAIL, choice=CHOICE),
-    variants={"closed": Prompts(entailment=ENTAIL + CLOSED, choice=CHOICE),
-              "released": Prompts(entailment=ENTAIL + CLOSED, choice=CHOICE),  # the released evaluation code's
-              "frames": Prompts(entailment=FRAMES + ENTAIL + CLOSED, choice=FRAMES + CHOICE),
-              "cot": Prompts(entailment=COT_ENTAIL, choice=COT_CHOICE, system=COT_SYSTEM, reasoning=True,
-                             answer_tokens=1024)},
+    prompts=Prompts(entailment=ENTAIL, choice=CHOICE, source="paper App. C Fig. 15 (open models, Gemini)"),
+    variants=PROMPT_VARIANTS,
     order_policy="both",
     # "Avg" of the paper: the mean over the seven tests, control left out, for every metric;
     # the facets of its Figure 1 (multi-event: the tests with several events in both captions).

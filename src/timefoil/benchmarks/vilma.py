@@ -5,6 +5,7 @@ import os
 import re
 
 from ..items import Item
+from ..protocols import OWN_WORDING, Prompts
 from ..scoring import SummarySpec
 from .base import (Benchmark, DataError, distinct, make_item, need_number, need_object, need_text, need_texts,
                    optional, paper_rows, resolve_video, window)
@@ -160,6 +161,9 @@ BENCHMARK = Benchmark(
     name="vilma",
     description="ViLMA: counting, situation awareness, change of state, rare actions, spatial relations (P, T, P+T)",
     load=load,
+    # The paper and its code score captions (similarity, perplexity) and print no question: the
+    # choice and entailment questions are timefoil's.
+    prompts=Prompts(source=f"{OWN_WORDING} (the paper and its code ask no question)"),
     summary=SummarySpec(tests=TESTS, average="P+T", rename={"accuracy": "T"}),
     survey=survey,
     table={"similarity": ("P", "T", "P+T"), "choice": ("P", "T", "P+T"), "entailment": ("P", "StrictVLE", "P+T")},

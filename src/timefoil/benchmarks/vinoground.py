@@ -11,12 +11,46 @@ from .base import (Benchmark, DataError, distinct, find_file, make_item, need_ke
                    paper_rows, resolve_video)
 from .reading import json_records, read_csv, read_json
 
+# -- prompts ------------------------------------------------------------------------------------
+# Each constant is the text of its source, byte for byte; tests/test_prompt_sources.py checks them
+# against the source lines kept in tests/data/prompts/.
+# Paper, Section 4.2: the text-score and video-score questions. The published question files
+# (vinoground_textscore.json, _videoscore.json) hold the same questions per item; where they are
+# present timefoil asks each item's published question as written.
 TEXT = "Which caption best describes this video? A. {c1}, B. {c2}"
 VIDEO = ("Which video segment matches this caption? Note: The video contains two segments separated by a 2-second "
          "black frame. Caption: {caption}. A. First segment (before black frame), B. Second segment (after black "
          "frame)")
+# Paper, App. G: "please think step by step" at the end of every question (the line break before it
+# is timefoil's: the paper does not say how it is joined).
 COT = "\nplease think step by step"
+# Released code, github.com/Vinoground/Vinoground at 1543a2a1fda1950baafa794b65eb3f877685b435: each
+# script sends the published question followed by its own instruction.
+ONE_CHARACTER_LINE = "\nPlease only output one English character."  # eval/llava-onevision.py:78 (and :126)
+ONE_CHARACTER = "Please only output one English character."  # eval/phi.py:90 (:144), eval/minicpm.py:74 (:105)
+ONE_CHARACTER_DIGIT = "Please only output 1 English character."  # eval/videollama.py:43 (and :63)
+MA_LMM_PREFIX, MA_LMM_SUFFIX = "Question: ", "Please only output 1 English character. Answer: "  # eval/ma-lmm.py:67
+RELEASED = "github.com/Vinoground/Vinoground@1543a2a"
 
+
+def _released(script: str, line: int, **around) -> Prompts:
+    return Prompts(choice=TEXT, video_choice=VIDEO, **around,
+                   source=f"released code {RELEASED} eval/{script}:{line} around the paper's questions (Section 4.2)")
+
+
+PROMPT_VARIANTS = {
+    # Chain of thought: the suffix on every question (the published ones too), room to reason,
+    # and each answer read by the judge (--judge) or from its conclusion.
+    "cot": Prompts(choice=TEXT, video_choice=VIDEO, suffix=COT, reasoning=True, answer_tokens=1024,
+                   source="paper App. G (chain of thought) after the questions of Section 4.2"),
+    "released-llava-onevision": _released("llava-onevision.py", 78, suffix=ONE_CHARACTER_LINE),
+    "released-phi": _released("phi.py", 90, suffix=ONE_CHARACTER),
+    "released-minicpm": _released("minicpm.py", 74, suffix=ONE_CHARACTER),
+    "released-videollama": _released("videollama.py", 43, suffix=ONE_CHARACTER_DIGIT),
+    "released-ma-lmm": _released("ma-lmm.py", 67, prefix=MA_LMM_PREFIX, suffix=MA_LMM_SUFFIX),
+    "released-qwen": _released("qwen.py", 75),  # the question alone
+}
+# -- end of prompts -----------------------------------------------------------------------------
 
 def _published_orders(data_dir: str, name: str) -> dict[str, dict]:
     """idx -> {target_position, prompt, joined_video} from vinoground_textscore.json / _videoscore.json, if present."""
@@ -77,10 +111,8 @@ BENCHMARK = Benchmark(
     protocols=("choice", "similarity"),
     default_protocol="choice",
     default_sampling=Sampling(frames=32),
-    prompts=Prompts(choice=TEXT, video_choice=VIDEO),
-    # Chain of thought: the suffix on every question (the published ones too), room to reason,
-    # and each answer read by the judge (--judge) or from its conclusion.
-    variants={"cot": Prompts(choice=TEXT, video_choice=VIDEO, suffix=COT, reasoning=True, answer_tokens=1024)},
+    prompts=Prompts(choice=TEXT, video_choice=VIDEO, source="paper Section 4.2 (or the published question files)"),
+    variants=PROMPT_VARIANTS,
     summary=SummarySpec(),
     table={"choice": ("text", "video", "group"), "similarity": ("text", "video", "group")},
     quoted=paper_rows("choice", "Table 2", ("overall/text", "overall/video", "overall/group"), {

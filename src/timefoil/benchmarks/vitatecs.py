@@ -4,12 +4,25 @@ from __future__ import annotations
 import os
 
 from ..items import Item
-from ..protocols import Prompts
+from ..protocols import OWN_WORDING, Prompts
 from ..scoring import SummarySpec
 from .base import Benchmark, distinct, find_file, make_item, need_text, paper_rows, resolve_video
 from .reading import read_jsonl
 
 ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type")
+
+# -- prompts ------------------------------------------------------------------------------------
+# Paper, App. C, Table 11 ("Prompt for video LLM evaluation"), byte for byte ([description 1] and
+# [description 2] are {d1} and {d2}); tests/test_prompt_sources.py checks them against the table's
+# text in tests/data/prompts/. The released code (github.com/lscpku/VITATECS) evaluates contrastive
+# models only and has no prompt. Entailment, which the paper does not ask, is timefoil's wording.
+PROMPTS = Prompts(
+    system="You are given a short video clip and two sentences. Select the sentence that best describes "
+           "the content of the video.",
+    choice="Which of the following best describes the content of the video: (A) {d1} (B) {d2} Respond with "
+           "a single letter (A or B).",
+    source=f"paper App. C Table 11 (choice); entailment: {OWN_WORDING}")
+# -- end of prompts -----------------------------------------------------------------------------
 
 
 def load(data_dir: str) -> list[Item]:
@@ -34,11 +47,7 @@ BENCHMARK = Benchmark(
     description="VITATECS: caption vs counterfactual in six temporal aspects (MSR-VTT, VATEX)",
     load=load,
     protocols=("similarity", "choice", "entailment", "retrieval"),
-    prompts=Prompts(
-        system="You are given a short video clip and two sentences. Select the sentence that best describes "
-               "the content of the video.",
-        choice="Which of the following best describes the content of the video: (A) {d1} (B) {d2} Respond with "
-               "a single letter (A or B)."),
+    prompts=PROMPTS,
     order_policy="both",  # the generative protocol asks both option orders
     summary=SummarySpec(tests=tuple(a.lower() for a in ASPECTS), average="accuracy", categories=False),
     table={"similarity": ("accuracy",), "choice": ("accuracy", "A∧B"), "entailment": ("ClassicVLE",),

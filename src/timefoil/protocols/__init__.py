@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from ..registry import Registry
 from . import choice, entailment, generation, retrieval, similarity
-from .base import ORDER_POLICIES, Outcome, PlanContext, PlannedRequest, Prompts, Protocol, judge_verdict
+from .base import ORDER_POLICIES, OWN_WORDING, Outcome, PlanContext, PlannedRequest, Prompts, Protocol, judge_verdict
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol", (m.PROTOCOL for m in (similarity, entailment, choice,
                                                                            generation, retrieval)))
 get_protocol = PROTOCOLS.find
 register = PROTOCOLS.register
 
-__all__ = ["ORDER_POLICIES", "Outcome", "PROTOCOLS", "PlanContext", "PlannedRequest", "Prompts", "Protocol",
-           "get_protocol", "judge_verdict", "register"]
+__all__ = ["ORDER_POLICIES", "OWN_WORDING", "Outcome", "PROTOCOLS", "PlanContext", "PlannedRequest", "Prompts",
+           "Protocol", "get_protocol", "judge_verdict", "register"]

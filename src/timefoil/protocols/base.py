@@ -14,6 +14,7 @@ from ..stats import MetricValue
 from ..video.sampling import Sampling
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+OWN_WORDING = "timefoil's wording"  # how a prompt that is not a paper's nor a released script's is labelled
 ORDER_POLICIES = ("balanced", "both")
 
 
@@ -24,10 +25,12 @@ class Prompts:
     {options} (one "A. text" line each) and {caption}; video choice sees {caption} and
     {gap} (seconds of black between the segments); entailment sees {caption}.
 
-    ``suffix`` is added to every question, published ones included (a chain-of-thought
-    instruction). ``reasoning`` marks answers that reason before answering: they are asked
-    as free generation with ``answer_tokens`` to spend, read from their final answer, and
-    every one of them goes to the judge when there is one."""
+    ``prefix`` and ``suffix`` are added to every question, published ones included (a
+    released script's lead-in, a chain-of-thought instruction). ``reasoning`` marks answers
+    that reason before answering: they are asked as free generation with ``answer_tokens``
+    to spend, read from their final answer, and every one of them goes to the judge when
+    there is one. ``source`` says where the wording comes from (`timefoil list` and the
+    report show it); ``protocols``, when given, are the only ones it was written for."""
 
     choice: str = "Which caption best describes this video?\n{options}\nAnswer with the option's letter."
     video_choice: str = ("The video shows two segments, one after the other, separated by {gap:g} seconds of "
@@ -39,9 +42,12 @@ class Prompts:
     system: str | None = None
     concat_gap: float = 2.0
     max_tokens: int = 512  # dense captions are long
+    prefix: str = ""
     suffix: str = ""
     reasoning: bool = False
     answer_tokens: int = 16  # a letter or Yes/No; chain of thought needs about a thousand
+    source: str = OWN_WORDING
+    protocols: tuple[str, ...] = ()
 
 
 def asked_kind(kind: str, prompts: Prompts) -> str:
@@ -70,9 +76,9 @@ class PlanContext:
         return self.max_tokens or self.prompts.answer_tokens
 
     def question(self, kind: str, text: str, ref: VideoRef | None, **fields) -> Request:
-        """A question as asked: the suffix added; a reasoning question is free generation."""
+        """A question as asked: prefix and suffix added; a reasoning question is free generation."""
         prompts = self.prompts
-        return Request(asked_kind(kind, prompts), self.video(ref), text + prompts.suffix,
+        return Request(asked_kind(kind, prompts), self.video(ref), prompts.prefix + text + prompts.suffix,
                        self.shown_sampling, system=prompts.system, max_tokens=self.answer_tokens, **fields)
 
     def video(self, ref: VideoRef | None) -> VideoRef | None:
@@ -155,6 +161,7 @@ class Protocol(ABC):
     metrics: dict[str, str] = {}  # metric name -> meaning, for `timefoil list`
     needs_options: bool = True  # False: items with reference texts instead of options
     reasons: bool = False  # asks through PlanContext.question, so a reasoning variant asks for generation
+    prompted: bool = False  # asks in words (a benchmark's prompts), not by scoring texts
 
     # -- planning -----------------------------------------------------------------------
     def plan(self, items: Sequence[Item], context: PlanContext) -> list[tuple[Item, PlannedRequest]]:

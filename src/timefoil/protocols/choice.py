@@ -14,7 +14,8 @@ from ..requests import Answer, Request
 from ..stats import MetricValue, proportion
 from .base import LETTERS, ORDER_POLICIES, Outcome, PlanContext, PlannedRequest, Protocol
 
-# The Vinoground paper's judge prompt, verbatim, for two options; more options are listed.
+# The Vinoground paper's judge prompt (App. G), verbatim, for two options; the line breaks its
+# printed text writes as "n" are newlines. More options: timefoil's wording, listing them.
 JUDGE_TWO = ("Please parse the following model response into either A or B. If the model response is just A "
              "or B, then it denotes the model answer, just output it. The model response starts after ====, "
              "and end before ====):\n====<MODEL RESPONSE>====\nProvide output your answer as a single "
@@ -91,6 +92,7 @@ def fill_choice(template: str, texts: Sequence[str], labels: Sequence[str], capt
 class Choice(Protocol):
     name = kind = "choice"
     reasons = True
+    prompted = True
     description = "the options shown together under letters; one balanced order, or every order"
     metrics = {"accuracy": "choice accuracy (per question asked)",
                "central picks / central is true": "3+ options: answers naming the option closest to the others, "

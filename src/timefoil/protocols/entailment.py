@@ -48,6 +48,7 @@ def entailment_value(answer: Answer, reasoning: bool = False) -> tuple[float | N
 class Entailment(PerOption):
     name = kind = "entailment"
     reasons = True
+    prompted = True
     description = "a Yes/No question per option: e = p(Yes) / (p(Yes) + p(No))"
     metrics = {"StrictVLE": "e(V,C+) > 0.5 and e(V,C-) < 0.5", "ClassicVLE": "e(V,C+) > e(V,C-)",
                "acc(pos)": "e(V,C+) > 0.5", "acc(neg|pos)": "negatives right among items whose positive was right"}

@@ -19,6 +19,7 @@ class GenerationOutcome(Outcome):
 
 class Generation(Protocol):
     name = kind = "generation"
+    prompted = True
     description = "free text about the video, scored against reference texts"
     metrics = {"BLEU-1..4 / ROUGE-L / CIDEr": "overlap with the reference captions (percent)",
                "embedding similarity": "all-MiniLM-L6-v2 cosine to the best reference (percent)"}
