@@ -85,6 +85,7 @@ class ServedModel(Transport, Model):
         raise NotImplementedError
 
     def headers(self, key: str) -> dict[str, str]:
+        """Every request's headers; ``key`` is empty where none is set (a local server)."""
         raise NotImplementedError
 
     def body(self, request: Request, shown: list[Encoded], logprobs: bool) -> dict:

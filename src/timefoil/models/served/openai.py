@@ -44,7 +44,7 @@ class OpenAICompatible(ServedModel):
         return (self.api_key_env,)
 
     def headers(self, key: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {key}"}
+        return {"Authorization": f"Bearer {key}"} if key else {}
 
     def body(self, request: Request, shown: list[Encoded], logprobs: bool) -> dict:
         content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": medium.url}} for medium in shown]

@@ -103,7 +103,7 @@ class Transport:
         loop = asyncio.get_running_loop()
         queued = iter(enumerate(requests))
         with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, os.cpu_count() or 1))) as encoders:
-            async with httpx.AsyncClient(timeout=self.timeout, headers=self.headers(key) if key else {}) as client:
+            async with httpx.AsyncClient(timeout=self.timeout, headers=self.headers(key)) as client:
                 async def answer(request: Request) -> Answer:
                     reader = READERS.get(request.kind, False)
                     if reader is False:
