@@ -129,3 +129,21 @@ def test_gemini_replies_read_as_documented():
     for malformed in ({}, {"candidates": []}, {"candidates": "x"}):
         with pytest.raises((KeyError, IndexError, TypeError, AttributeError)):
             model.reply(malformed)
+
+
+def test_a_clip_made_for_natural_order_is_not_reused_for_a_shuffled_request(tmp_path):
+    """One model serves every condition of an ablation: the clip encoded for the natural order
+    must not stand in for the shuffled one, which a clip cannot show."""
+    from timefoil.models.served.frames import NotSendable
+    from timefoil.models.served.gemini import Gemini
+    from timefoil.requests import Request
+    from timefoil.video import Sampling
+    from timefoil.video.decode import write_video
+
+    write_video(str(tmp_path / "v.mp4"), [np.full((32, 32, 3), 20 * i, dtype=np.uint8) for i in range(8)], fps=4)
+    model = Gemini("m", "http://127.0.0.1:9/v1beta", video_input="file")
+    video = VideoRef.file(str(tmp_path / "v.mp4"))
+    natural = model.shown(Request("entailment", video, "q", Sampling(frames=4)), None)
+    assert [m.mime for m in natural] == ["video/mp4"] and model.encoded.encodes == 1
+    with pytest.raises(NotSendable, match="the shuffled frame-order ablation needs video_input=frames"):
+        model.shown(Request("entailment", video, "q", Sampling(frames=4, order="shuffled")), None)

@@ -21,7 +21,8 @@ def load(provider: str, arg: str | None, options: dict, cache_dir: str | None = 
     if not model:
         raise ValueError(f"{provider} models are named {provider}:<model>[@<base url>]")
     # PNG frames and mp4 clips are written without Pillow; JPEG and WebP (the default is JPEG) need it
-    require("api", "httpx", *(() if options.get("image_format") == "png" else ("PIL",)))
+    images = options.get("image_format") != "png" and options.get("video_input") != "file"
+    require("api", "httpx", *(("PIL",) if images else ()))
     adapter = getattr(importlib.import_module(f".{module}", __name__), name)
     given = [base_url] if base_url else []  # else the provider's own, the class's default
     return adapter(model, *given, **typed_options(adapter, options))

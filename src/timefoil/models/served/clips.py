@@ -15,10 +15,9 @@ CRF = 18  # H.264 quality: visually lossless for the model, a fraction of a loss
 CLIP_FORMAT = {"codec": "h264", "crf": CRF, "pix_fmt": "yuv420p"}  # what the fingerprint says of a clip
 
 
-def window_clip(ref: VideoRef, sampling: Sampling | None) -> bytes:
-    """The mp4 of exactly the frames in ``ref``'s window, at the source's rate, upright and
-    resized as ``sampling`` says. Refused (one line) where a clip cannot show what was asked:
-    two videos played in sequence, or a frame-order ablation."""
+def check_sendable(ref: VideoRef, sampling: Sampling | None) -> None:
+    """Refuse (one line) what a clip cannot show as asked: two videos played in sequence, or a
+    frame-order ablation. Asked of every request, before a clip made for another is reused."""
     if ref.is_concat:
         raise NotSendable("video_input=file sends one clip; a video made of two clips with a gap is shown "
                           "as frames (video_input=frames)")
@@ -26,6 +25,12 @@ def window_clip(ref: VideoRef, sampling: Sampling | None) -> bytes:
         ablation = "single-frame" if sampling.single_frame else f"{sampling.order} frame-order"
         raise NotSendable(f"video_input=file sends the clip as it plays; the {ablation} ablation needs "
                           "video_input=frames")
+
+
+def window_clip(ref: VideoRef, sampling: Sampling | None) -> bytes:
+    """The mp4 of exactly the frames in ``ref``'s window, at the source's rate, upright and
+    resized as ``sampling`` says."""
+    check_sendable(ref, sampling)
     info = probe(ref.path)
     first, stop = window_frames(info.n_frames, info.fps, ref.start, ref.end)
     if stop <= first:

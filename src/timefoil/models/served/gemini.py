@@ -15,7 +15,7 @@ from ...hashing import stable_hash
 from ...requests import Request
 from ...video.frames import content_key
 from ..base import FrameSource
-from .clips import CLIP_FORMAT, window_clip
+from .clips import CLIP_FORMAT, check_sendable, window_clip
 from .frames import Encoded
 from .model import ServedModel
 from .reading import Reply
@@ -59,6 +59,7 @@ class Gemini(ServedModel):
     def shown(self, request: Request, frames: FrameSource) -> list[Encoded]:
         if self.video_input == "frames":
             return super().shown(request, frames)
+        check_sendable(request.video, request.sampling)  # the clip below may be one made for a natural-order request
         key = stable_hash([content_key(request.video), request.sampling.resize if request.sampling else None, "clip"])
 
         def clip() -> list[Encoded]:
