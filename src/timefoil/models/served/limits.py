@@ -1,0 +1,72 @@
+"""The bounds a served model keeps: model-args checked before any request, a server's
+Retry-After read, and every text of an answer stripped of credentials before it is cut."""
+from __future__ import annotations
+
+import math
+import time
+from datetime import timezone
+from email.utils import parsedate_to_datetime
+from typing import Any, Sequence
+
+from ...redaction import redact
+from ...requests import Answer
+
+ERROR_CHARS = 300  # a stored error message's length, cut after redaction
+
+
+class TransientError(Exception):
+    pass
+
+
+class ReplyTooLarge(Exception):
+    pass
+
+
+def checked_number(name: str, value: Any, *, least: float, above: bool = False, whole: bool = False) -> Any:
+    """A numeric model-arg, or a ValueError (one line) naming it and what it may be: a bad
+    value is refused before any request (``concurrency=0`` would wait for ever)."""
+    try:
+        number = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    fits = math.isfinite(number) and (number > least if above else number >= least)
+    if not fits or (whole and not number.is_integer()):
+        kind = "a whole number" if whole else "a finite number"
+        bound = f"above {least:g}" if above else f"of {least:g} or more"
+        raise ValueError(f"model-arg {name} must be {kind} {bound}, not {value!r}")
+    return int(number) if whole else number
+
+
+def retry_after_seconds(value: str | None) -> float:
+    """What a ``Retry-After`` header asks: delay-seconds or an HTTP date; 0 when absent or unreadable."""
+    if not value:
+        return 0.0
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return 0.0
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else 0.0
+
+
+def clean(answer: Answer, secrets: Sequence[str]) -> Answer:
+    """Every text of an answer (the server's words, in any field) without a credential, the
+    error cut to one line afterwards: a key cut in two by the limit could not be found."""
+    def redacted(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value, *secrets)
+        if isinstance(value, dict):
+            return {redacted(k): redacted(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [redacted(v) for v in value]
+        return value
+
+    answer.raw, answer.meta = redacted(answer.raw), redacted(answer.meta)
+    if answer.error:
+        answer.error = " ".join(redacted(answer.error).split())[:ERROR_CHARS]
+    return answer

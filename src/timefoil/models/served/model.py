@@ -1,0 +1,159 @@
+"""A served model: its bounds and endpoint checked at load, its frames encoded once per
+sample, and the hooks a wire format fills in (where a request goes, with which headers, as
+which body, and how a reply reads). Sending is the transport's.
+
+The API key is read from the environment when requests are sent and never stored; a key
+written in the base URL (userinfo or query) is used for the requests but cut out of every
+stored or printed URL, name and message (so the cache fingerprint does not tell two keys apart).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar, Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+from ...hashing import stable_hash
+from ...redaction import public_url, url_secrets
+from ...requests import Answer, Request
+from ...video.frames import content_key
+from ..base import FrameSource, Model
+from .frames import IMAGE_FORMATS, Encoded, EncodedFrames, NotSendable, encode_image
+from .limits import checked_number
+from .reading import Reply, first_token_probs
+from .transport import Transport
+
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+
+@dataclass(kw_only=True, eq=False, repr=False)  # no repr: the fields hold the URL as given, key and all
+class ServedModel(Transport, Model):
+    """A wire format subclasses it as a dataclass whose first fields are ``model`` and
+    ``base_url`` (the provider's default), then its own model-args; these are everyone's."""
+
+    image_format: str = "jpeg"
+    image_quality: int = 90
+    concurrency: int = 8
+    max_retries: int = 5
+    timeout: float = 120.0
+    deadline: float | None = None
+    backoff: float = 1.0
+    max_backoff: float = 30.0
+    max_retry_after: float = 60.0
+    max_reply_bytes: int = 4 * 1024**2
+
+    batch_size: ClassVar[int] = 64
+    provider: ClassVar[str] = "served"
+    key_required: ClassVar[bool] = True  # a remote server without a key is refused at load (else warned about)
+
+    def __post_init__(self) -> None:
+        if self.image_format not in IMAGE_FORMATS:
+            raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {self.image_format!r}")
+        if not 1 <= int(self.image_quality) <= 100:
+            raise ValueError(f"image_quality must be 1 to 100, not {self.image_quality}")
+        self.image_quality = int(self.image_quality)
+        self.concurrency = checked_number("concurrency", self.concurrency, least=1, whole=True)
+        self.max_retries = checked_number("max_retries", self.max_retries, least=0, whole=True)
+        self.timeout = checked_number("timeout", self.timeout, least=0, above=True)
+        self.deadline = self.timeout if self.deadline is None else \
+            checked_number("deadline", self.deadline, least=0, above=True)
+        self.backoff = checked_number("backoff", self.backoff, least=0)
+        self.max_backoff = checked_number("max_backoff", self.max_backoff, least=0)
+        self.max_retry_after = checked_number("max_retry_after", self.max_retry_after, least=0)
+        self.max_reply_bytes = checked_number("max_reply_bytes", self.max_reply_bytes, least=1, whole=True)
+        # The endpoint keeps the URL's userinfo and query (a server may take its key there); every
+        # name, fingerprint and message uses the public form without them.
+        given = self.base_url.rstrip("/")
+        parts = urlsplit(given)
+        self.endpoint = urlunsplit(parts._replace(path=parts.path.rstrip("/") + self.path(), fragment=""))
+        self.url_secrets = url_secrets(given)
+        self.base_url = public_url(given).rstrip("/")
+        self.name = f"{self.provider}:{self.model}@{self.base_url}"
+        self.encoded = EncodedFrames()
+        self.stats = {"http_requests": 0, "retries": 0}
+        self._warned = False
+        if self.key_required and not self.api_key() and not self._local():
+            raise ValueError(f"no API key for {self.name}: set {' or '.join(self.key_names())}")
+
+    # -- the wire format's part ---------------------------------------------------------------
+    def path(self) -> str:
+        """Where requests go, after the base URL's path."""
+        raise NotImplementedError
+
+    def key_names(self) -> tuple[str, ...]:
+        """The environment variables the key is read from, the first one set winning."""
+        raise NotImplementedError
+
+    def headers(self, key: str) -> dict[str, str]:
+        """Every request's headers; ``key`` is empty where none is set (a local server)."""
+        raise NotImplementedError
+
+    def body(self, request: Request, shown: list[Encoded], logprobs: bool) -> dict:
+        """The request's JSON body; ``logprobs``: whether its kind is read from log-probabilities."""
+        raise NotImplementedError
+
+    def reply(self, data: Any) -> Reply:
+        """The reply's text (and first-token alternatives); a KeyError, IndexError, TypeError or
+        AttributeError says the body is malformed (retried)."""
+        raise NotImplementedError
+
+    def image_limit(self) -> int | None:
+        """The most images one request may show; None: no limit of the provider's."""
+        return None
+
+    def shown(self, request: Request, frames: FrameSource) -> list[Encoded]:
+        """The request's frames as images, encoded once per sample."""
+        key = stable_hash([content_key(request.video), request.sampling.to_json() if request.sampling else None,
+                           self.image_format, self.image_quality])
+
+        def build() -> list[Encoded]:
+            shown = frames(request.video, request.sampling).array
+            limit = self.image_limit()
+            if limit is not None and len(shown) > limit:
+                raise NotSendable(f"{self.provider} takes at most {limit} images per request (max_images); "
+                                  f"this request shows {len(shown)} frames: sample fewer (--frames, --max-frames)")
+            return [encode_image(frame, self.image_format, self.image_quality) for frame in shown]
+
+        return self.encoded.get(key, build)
+
+    def shown_fingerprint(self) -> dict:
+        return {"image_format": self.image_format,
+                **({"image_quality": self.image_quality} if self.image_format != "png" else {})}
+
+    # -- the transport ---------------------------------------------------------------------------
+    def api_key(self) -> str:
+        return next((os.environ[name] for name in self.key_names() if os.environ.get(name)), "")
+
+    def _local(self) -> bool:
+        return urlsplit(self.endpoint).hostname in LOCAL_HOSTS
+
+    def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._collect(requests, frames)
+
+    def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._collect(requests, frames)
+
+    def answer_generation(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        return self._collect(requests, frames)
+
+    def _collect(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
+        answers: list[Answer | None] = [None] * len(requests)
+        for arrived in self.stream_answers(requests, frames):
+            for index, answer in arrived:
+                answers[index] = answer
+        return answers  # type: ignore[return-value]
+
+    def _payload(self, request: Request, frames: FrameSource, logprobs: bool) -> dict:
+        return self.body(request, self.shown(request, frames) if request.video is not None else [], logprobs)
+
+    def _read(self, request: Request, result: Reply | Answer, read_probs) -> Answer:
+        if isinstance(result, Answer):
+            return result
+        meta = {"attempts": result.attempts, "finish_reason": result.finish_reason}
+        answer = Answer(raw=result.text, latency=result.latency, meta=meta)
+        alternatives, unreadable = first_token_probs(result.alternatives)
+        if unreadable:  # said in the record; the answer is read from its text
+            meta["logprobs_dropped"] = unreadable
+        if alternatives and read_probs is not None:
+            read_probs(request, alternatives, answer)
+        return answer

@@ -1,0 +1,71 @@
+"""The OpenAI chat-completions wire format: hosted OpenAI, vLLM, SGLang and every server that
+speaks it. Frames go as ``image_url`` data URLs (JPEG at quality 90 by default; PNG or WebP on
+request). When the server returns ``logprobs``, Yes/No and option-letter probabilities are
+read from the first token's top alternatives; otherwise the greedy answer alone is used
+(StrictVLE still works). Log-probabilities that are not finite numbers are dropped (the answer
+is read from its text) and the answer's ``meta`` says so."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ...requests import Request
+from .frames import Encoded
+from .model import ServedModel
+from .reading import Reply
+
+
+@dataclass(eq=False, repr=False)
+class OpenAICompatible(ServedModel):
+    model: str
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    logprobs: bool = True
+    top_logprobs: int = 20
+    max_tokens: int | None = None
+    seed: int | None = 0
+
+    provider: ClassVar[str] = "openai"
+    key_required: ClassVar[bool] = False  # a server of one's own may take none: warned about, not refused
+
+    def __post_init__(self) -> None:
+        self.logprobs, self.top_logprobs = bool(self.logprobs), int(self.top_logprobs)
+        super().__post_init__()
+
+    def fingerprint(self) -> dict:  # the key is deliberately absent
+        return {"name": "openai", "model": self.model, "base_url": self.base_url, "logprobs": self.logprobs,
+                "top_logprobs": self.top_logprobs, **self.shown_fingerprint(),
+                "max_tokens": self.max_tokens, "seed": self.seed}
+
+    def path(self) -> str:
+        return "/chat/completions"
+
+    def key_names(self) -> tuple[str, ...]:
+        return (self.api_key_env,)
+
+    def headers(self, key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def body(self, request: Request, shown: list[Encoded], logprobs: bool) -> dict:
+        content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": medium.url}} for medium in shown]
+        content.append({"type": "text", "text": request.text})
+        messages = [{"role": "system", "content": request.system}] if request.system else []
+        messages.append({"role": "user", "content": content})
+        payload: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0,
+                                   "max_tokens": self.max_tokens or request.max_tokens}
+        if self.seed is not None:
+            payload["seed"] = self.seed
+        if self.logprobs and logprobs:
+            payload.update(logprobs=True, top_logprobs=self.top_logprobs)
+        return payload
+
+    def reply(self, data: Any) -> Reply:
+        choice = data["choices"][0]
+        text = choice["message"].get("content") or ""
+        content = ((choice.get("logprobs") or {}).get("content")) or []
+        alternatives = []
+        if content:
+            first = content[0]
+            listed = first.get("top_logprobs") or [{"token": first.get("token"), "logprob": first.get("logprob")}]
+            alternatives = [(entry.get("token"), entry.get("logprob")) for entry in listed]
+        return Reply(text, choice.get("finish_reason"), alternatives)

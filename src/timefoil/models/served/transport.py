@@ -1,0 +1,189 @@
+"""What every served model shares, whatever its wire format: requests sent concurrently up
+to a limit from an event loop of their own, answers streamed back as they arrive, retries,
+deadlines, Retry-After and a cap on replies.
+
+429, 5xx, timeouts, dropped connections and malformed bodies are retried with exponential
+backoff and jitter, a bounded number of times, after which the request is recorded as an
+error. ``timeout`` bounds each network read and ``deadline`` (``timeout`` by default) the
+whole attempt, a slowly dripped body included; a reply body over ``max_reply_bytes`` (4 MiB by
+default, which also bounds the stored answer text) is that request's error. A 429 or 503 with
+``Retry-After`` (seconds or an HTTP date) waits as long as the server asks before the next
+attempt, but never more than ``max_retry_after`` seconds (60 by default). Every answer is
+stripped of the key (and of the URL's) before it leaves.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import random
+import sys
+import threading
+import time
+from typing import Any, Iterator, Sequence
+
+from ...requests import Answer, Request
+from ...video.decode import VideoError
+from ..base import FrameSource
+from .frames import NotSendable
+from .limits import ReplyTooLarge, TransientError, clean, retry_after_seconds
+from .reading import READERS, Reply
+
+# 529: a provider overloaded (Anthropic's word for a 503)
+RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+RETRY_AFTER_STATUS = {429, 503, 529}  # the statuses whose Retry-After says when to come back
+
+
+class Transport:
+    """The sending half of ``ServedModel`` (which holds the bounds, the endpoint and the wire
+    format's ``headers``, ``_payload``, ``reply`` and ``_read`` it uses)."""
+
+    def stream_answers(self, requests: Sequence[Request], frames: FrameSource) -> Iterator[list[tuple[int, Answer]]]:
+        """(index, answer) pairs as the server returns them: each time, all that arrived since
+        the last. The requests are sent from an event loop in a thread of its own (so this works
+        inside a notebook's loop too); closing the iterator cancels what is still in flight."""
+        arrivals: queue.Queue = queue.Queue()
+        running: dict[str, Any] = {}
+        started = threading.Event()
+
+        def serve() -> None:
+            async def main() -> None:
+                running["loop"], running["task"] = asyncio.get_running_loop(), asyncio.current_task()
+                started.set()
+                await self._post_all(requests, frames, arrivals)
+
+            try:
+                asyncio.run(main())
+            except asyncio.CancelledError:
+                pass
+            except BaseException as exc:  # a fault of the pipeline itself: raised to the caller
+                arrivals.put(exc)
+            finally:
+                started.set()
+
+        thread = threading.Thread(target=serve, name=f"timefoil-{self.provider}", daemon=True)
+        thread.start()
+        started.wait()
+        remaining = len(requests)
+        try:
+            while remaining:
+                arrived = [arrivals.get()]
+                while True:
+                    try:
+                        arrived.append(arrivals.get_nowait())
+                    except queue.Empty:
+                        break
+                for entry in arrived:
+                    if isinstance(entry, BaseException):
+                        raise entry
+                remaining -= len(arrived)
+                yield arrived
+        finally:
+            if thread.is_alive() and "task" in running:
+                running["loop"].call_soon_threadsafe(running["task"].cancel)
+            thread.join()
+
+    async def _post_all(self, requests: Sequence[Request], frames: FrameSource, arrivals) -> None:
+        """Workers take requests in order; each builds its payload in a thread (decode, encode
+        once per sample), waits for a place among the ``concurrency`` requests on the wire, and
+        puts the read answer on ``arrivals``. Twice as many workers as places keep the next
+        payloads ready while earlier requests are in flight, and bound the payloads in memory."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        import httpx
+
+        key = self.api_key()
+        secrets = [key, *self.url_secrets]
+        if not key and not self._local() and not self._warned:
+            self._warned = True
+            print(f"timefoil: no API key in {' or '.join(self.key_names())} for {self.base_url}; "
+                  "requests go unauthenticated", file=sys.stderr)
+        in_flight = asyncio.Semaphore(self.concurrency)
+        loop = asyncio.get_running_loop()
+        queued = iter(enumerate(requests))
+        with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, os.cpu_count() or 1))) as encoders:
+            async with httpx.AsyncClient(timeout=self.timeout, headers=self.headers(key)) as client:
+                async def answer(request: Request) -> Answer:
+                    reader = READERS.get(request.kind, False)
+                    if reader is False:
+                        return Answer(error=f"model error: {self.name} cannot answer {request.kind} requests")
+                    try:
+                        payload = await loop.run_in_executor(encoders, self._payload, request, frames,
+                                                             reader is not None)
+                    except VideoError as exc:  # the runner records the video's own error for it
+                        return Answer(error=str(exc))
+                    except NotSendable as exc:  # what this provider cannot be sent, in its own words
+                        return Answer(error=f"model error: {exc}")
+                    except Exception as exc:  # a frame that cannot be shown fails its request alone
+                        return Answer(error=f"model error: {type(exc).__name__}: {exc}")
+                    async with in_flight:
+                        result = await self._post(client, payload)
+                    return self._read(request, result, reader)
+
+                async def worker() -> None:
+                    for index, request in queued:
+                        try:
+                            answered = await answer(request)
+                        except asyncio.CancelledError:
+                            raise
+                        except Exception as exc:  # an unreadable body fails its request alone
+                            answered = Answer(error=f"model error: {type(exc).__name__}: {exc}")
+                        arrivals.put((index, clean(answered, secrets)))
+
+                await asyncio.gather(*(worker() for _ in range(min(len(requests), 2 * self.concurrency))))
+
+    async def _post(self, client, payload: dict) -> Reply | Answer:
+        """The reply to ``payload``, or the request's error once the retries are spent. Each
+        attempt is bounded as a whole by ``deadline``; a server's Retry-After stretches the
+        wait before the next one (up to ``max_retry_after``)."""
+        import httpx
+
+        last = "no attempt"
+        started = time.perf_counter()
+        asked_wait = 0.0
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                self.stats["retries"] += 1
+                delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1)) * (0.5 + random.random())
+                await asyncio.sleep(max(delay, min(asked_wait, self.max_retry_after)))
+            asked_wait = 0.0
+            self.stats["http_requests"] += 1
+            try:
+                status, body, retry_after = await asyncio.wait_for(self._exchange(client, payload), self.deadline)
+                if status in RETRY_STATUS:
+                    asked_wait = retry_after_seconds(retry_after) if status in RETRY_AFTER_STATUS else 0.0
+                    raise TransientError(f"HTTP {status}")
+                if status >= 400:  # the body is cut when stored, after redaction
+                    return Answer(error=f"api error: HTTP {status}: {body.decode('utf-8', 'replace')}",
+                                  meta={"attempts": attempt + 1})
+                read = self.reply(json.loads(body))  # a malformed body raises here, and is retried
+                read.attempts, read.latency = attempt + 1, time.perf_counter() - started
+                return read
+            except ReplyTooLarge:
+                return Answer(error=f"api error: reply larger than {self.max_reply_bytes} bytes (max_reply_bytes)",
+                              meta={"attempts": attempt + 1})
+            except asyncio.TimeoutError:
+                last = f"no whole reply within the deadline of {self.deadline:g} s"
+            except (TransientError, httpx.TimeoutException, httpx.TransportError) as exc:
+                last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+                last = f"malformed response ({type(exc).__name__})"
+        return Answer(error=f"api error after {self.max_retries + 1} attempts: {last}",
+                      meta={"attempts": self.max_retries + 1})
+
+    async def _exchange(self, client, payload: dict) -> tuple[int, bytes, str | None]:
+        """One HTTP attempt: (status, body, Retry-After). The body is read in pieces and never
+        beyond ``max_reply_bytes``: a reply over it raises ReplyTooLarge, an error body is cut
+        there (only its start is kept)."""
+        async with client.stream("POST", self.endpoint, json=payload) as response:
+            if response.status_code in RETRY_STATUS:  # retried: its body is not needed
+                return response.status_code, b"", response.headers.get("retry-after")
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > self.max_reply_bytes:
+                    if response.status_code >= 400:
+                        break
+                    raise ReplyTooLarge()
+            return response.status_code, bytes(body[:self.max_reply_bytes]), None

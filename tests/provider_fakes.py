@@ -1,0 +1,172 @@
+"""Fake Gemini (generateContent) and Anthropic (Messages) servers on 127.0.0.1. Each checks
+every request against the API's documented shape (path, headers, body fields) and answers in
+the documented reply shape; a request that breaks the shape is answered 400 and listed in
+``violations``, which a test expects empty. Answers depend only on the question's text."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+IMAGE_TYPES = {"image/jpeg", "image/png", "image/webp", "image/gif"}
+
+
+def answer_for(text: str) -> tuple[str, float]:
+    """The answer to a question, and the probability of Yes (or of A)."""
+    u = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16**8
+    if "option's letter" in text:  # a choice question
+        return ("A" if u > 0.5 else "B"), u
+    return ("Yes" if u > 0.5 else "No"), u
+
+
+def decodable(data) -> bool:
+    try:
+        return isinstance(data, str) and len(base64.b64decode(data, validate=True)) > 0
+    except ValueError:
+        return False
+
+
+def gemini_violations(path: str, headers, body: dict, model: str, key: str) -> list[str]:
+    wrong = []
+    parts = urlsplit(path)
+    if parts.path != f"/v1beta/models/{model}:generateContent" or parts.query:
+        wrong.append(f"path {path}")
+    if headers.get("x-goog-api-key") != key:
+        wrong.append("x-goog-api-key")
+    if "authorization" in {name.lower() for name in headers} or "x-api-key" in {n.lower() for n in headers}:
+        wrong.append("a header of another provider")
+    if not headers.get("content-type", "").startswith("application/json"):
+        wrong.append("content-type")
+    if set(body) - {"contents", "generationConfig", "systemInstruction"}:
+        wrong.append(f"fields {sorted(body)}")
+    contents = body.get("contents")
+    if not (isinstance(contents, list) and len(contents) == 1 and contents[0].get("role") == "user"):
+        return wrong + ["contents"]
+    *media, question = contents[0].get("parts") or [{}]
+    if set(question) != {"text"} or not isinstance(question["text"], str):
+        wrong.append("the last part is not the question's text")
+    for part in media:
+        inline = part.get("inlineData") or {}
+        if set(part) != {"inlineData"} or set(inline) != {"mimeType", "data"} or not decodable(inline.get("data")) \
+                or inline.get("mimeType") not in IMAGE_TYPES | {"video/mp4"}:
+            wrong.append("an inlineData part")
+    config = body.get("generationConfig") or {}
+    if set(config) - {"temperature", "maxOutputTokens", "seed", "responseLogprobs", "logprobs"} or \
+            config.get("temperature") != 0 or not isinstance(config.get("maxOutputTokens"), int):
+        wrong.append(f"generationConfig {config}")
+    if ("logprobs" in config) != (config.get("responseLogprobs") is True):
+        wrong.append("logprobs without responseLogprobs")
+    if "systemInstruction" in body and not isinstance(body["systemInstruction"]["parts"][0]["text"], str):
+        wrong.append("systemInstruction")
+    return wrong
+
+
+def anthropic_violations(path: str, headers, body: dict, model: str, key: str) -> list[str]:
+    wrong = []
+    if path != "/v1/messages":
+        wrong.append(f"path {path}")
+    if headers.get("x-api-key") != key or headers.get("anthropic-version") != "2023-06-01":
+        wrong.append("x-api-key or anthropic-version")
+    if "authorization" in {name.lower() for name in headers} or "x-goog-api-key" in {n.lower() for n in headers}:
+        wrong.append("a header of another provider")
+    if set(body) - {"model", "max_tokens", "messages", "system", "temperature"} or body.get("model") != model:
+        wrong.append(f"fields {sorted(body)}")
+    if not (isinstance(body.get("max_tokens"), int) and body["max_tokens"] >= 1):
+        wrong.append("max_tokens (required)")
+    if not 0 <= body.get("temperature", 1) <= 1 or not isinstance(body.get("system", ""), str):
+        wrong.append("temperature or system")
+    messages = body.get("messages")
+    if not (isinstance(messages, list) and len(messages) == 1 and messages[0].get("role") == "user"):
+        return wrong + ["messages"]
+    *images, question = messages[0].get("content") or [{}]
+    if question != {"type": "text", "text": question.get("text")} or not isinstance(question["text"], str):
+        wrong.append("the last block is not the question's text")
+    for block in images:
+        source = block.get("source") or {}
+        if block.get("type") != "image" or set(source) != {"type", "media_type", "data"} or \
+                source["type"] != "base64" or source["media_type"] not in IMAGE_TYPES or not decodable(source["data"]):
+            wrong.append("an image block")
+    if len(images) > 100:
+        wrong.append(f"{len(images)} images (the API takes 100)")
+    return wrong
+
+
+def gemini_reply(body: dict) -> dict:
+    text = body["contents"][0]["parts"][-1]["text"]
+    said, u = answer_for(text)
+    candidate = {"content": {"parts": [{"text": said}], "role": "model"}, "finishReason": "STOP", "index": 0}
+    if body["generationConfig"].get("responseLogprobs"):
+        top = [{"token": "Yes", "tokenId": 1, "logProbability": math.log(max(u, 1e-6))},
+               {"token": " no", "tokenId": 2, "logProbability": math.log(max(1 - u, 1e-6))},
+               {"token": "A", "tokenId": 3, "logProbability": math.log(max(u, 1e-6))},
+               {"token": "B", "tokenId": 4, "logProbability": math.log(max(1 - u, 1e-6))}]
+        candidate["logprobsResult"] = {"topCandidates": [{"candidates": top}],
+                                       "chosenCandidates": [{"token": said, "logProbability": -0.1}]}
+    return {"candidates": [candidate], "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1,
+                                                         "totalTokenCount": 11}, "modelVersion": "m"}
+
+
+def anthropic_reply(body: dict) -> dict:
+    said, _ = answer_for(body["messages"][0]["content"][-1]["text"])
+    return {"id": "msg_01", "type": "message", "role": "assistant", "model": body["model"],
+            "content": [{"type": "text", "text": said}], "stop_reason": "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}
+
+
+SHAPES = {"gemini": (gemini_violations, gemini_reply, "/v1beta"),  # check, reply, the base URL's path
+          "anthropic": (anthropic_violations, anthropic_reply, "")}
+
+
+class ProviderServer:
+    """One provider's fake on loopback. ``script(handler, body, call)``, when set, answers in
+    place of the documented reply (a test's misbehaving server); the shape is checked first."""
+
+    def __init__(self, kind: str, key: str, model: str = "m", script=None):
+        check, reply, prefix = SHAPES[kind]
+        self.kind, self.script, self.lock = kind, script, threading.Lock()
+        self.calls, self.violations, self.bodies = 0, [], []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                wrong = check(self.path, self.headers, body, model, key)
+                with outer.lock:
+                    outer.calls += 1
+                    call = outer.calls
+                    outer.violations += wrong
+                    outer.bodies.append(body)
+                if wrong:
+                    return self.send(400, json.dumps({"error": {"message": "; ".join(wrong)}}).encode())
+                if outer.script is not None:
+                    return outer.script(self, body, call)
+                self.send(200, json.dumps(reply(body)).encode())
+
+            def send(self, status, data, headers=()):
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in headers:
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}{prefix}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
