@@ -12,6 +12,7 @@ import click
 from .benchmarks import BENCHMARKS, DataError, get_benchmark
 from .metrics import TIE_POLICIES
 from .models import MODELS
+from .paths import refuse_output_inside
 from .protocols import ORDER_POLICIES, PROTOCOLS
 from .runner import RunConfig, RunError, Runner, score_run
 from .video.decode import VideoError
@@ -214,6 +215,7 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
                        model_args=_key_values(model_arg, "--model-arg"),
                        limit=limit, sample=sample, seed=seed or 0, order_policy=order_policy, blind=blind, judge=judge,
                        variant=variant, max_tokens=max_tokens, benchmark_args=_key_values(bench_arg, "--bench-arg"))
+    refuse_output_inside(out, [data_dir])
     run_dirs, reports = [], []
     for sampling in samplings:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
@@ -258,6 +260,7 @@ def merge(shard_dirs, out):
     from .merging import MergeError, merge_shards
     from .report import load_scored, print_runs
 
+    refuse_output_inside(out, shard_dirs)
     try:
         done = merge_shards(list(shard_dirs), out)
     except MergeError as exc:
@@ -290,6 +293,8 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
     from .ablation import ablation_table, dependence_lines
     from .report import make_console
 
+    for written in (out, html_path):
+        refuse_output_inside(written, [data_dir])
     config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol, limit=limit,
                        model_args=_key_values(model_arg, "--model-arg"),
                        benchmark_args=_key_values(bench_arg, "--bench-arg"))
@@ -406,7 +411,11 @@ def check(run_dir: str, no_plan: bool) -> None:
 def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thumbnails):
     """Tables of one or more runs, side by side; optionally an HTML report and exports."""
     from .report import load_scored, print_runs
+    from .store import RUN_FILES
 
+    # Other files beside a run's own are harmless (a report.html kept with its run); its own are not.
+    for written in (html_path, csv_path, json_path, latex_path):
+        refuse_output_inside(written, [os.path.join(d, name) for d in run_dirs for name in RUN_FILES])
     runs = [load_scored(d) for d in run_dirs]
     print_runs(runs)
     if csv_path or json_path or latex_path:
@@ -478,8 +487,9 @@ def build_run(recipe, out, cache_dir):
     """Run a recipe (YAML or JSON): the benchmark goes to OUT/benchmark, with build.json and datasheet.md."""
     from .building.recipe import Build, read_recipe
 
-    done = Build(read_recipe(recipe), out, base=os.path.dirname(os.path.abspath(recipe)), cache_dir=cache_dir,
-                 say=click.echo).run()
+    steps, base = read_recipe(recipe), os.path.dirname(os.path.abspath(recipe))
+    refuse_output_inside(out, [recipe, os.path.join(base, steps["source"])])
+    done = Build(steps, out, base=base, cache_dir=cache_dir, say=click.echo).run()
     click.echo(f"{done['pairs']} pairs -> {done['candidates']} candidates -> {done['items']} items in "
                f"{done['benchmark']} (timefoil run items --data {done['benchmark']} ...); see {out}/datasheet.md")
 
@@ -498,6 +508,7 @@ def build_annotate(bench_dir, annotator, task, aspects, frames, out, cache_dir):
     from .benchmarks import folder
     from .building.annotate import page_data, write_page
 
+    refuse_output_inside(out, [bench_dir])
     items = folder.load(bench_dir)
     name = folder.read_meta(bench_dir).get("name") or os.path.basename(os.path.abspath(bench_dir))
     offered = aspects.split(",") if aspects else list(dict.fromkeys(i.test for i in items))

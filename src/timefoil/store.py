@@ -12,6 +12,7 @@ ANSWERS = "items.jsonl"
 CONFIG = "run.json"
 LOCK = "run.lock"
 SHARD = "shard.json"  # a shard's request ids, for `merge`
+RUN_FILES = (ANSWERS, CONFIG, LOCK, SHARD)  # what a run directory is made of
 
 
 def write_json(path: str, data: dict) -> None:
