@@ -451,13 +451,16 @@ def cache(cache_dir, prune_to, clear):
         frames.prune(parse_size(prune_to))
     if clear in ("frames", "all"):
         click.echo(f"removed {frames.clear()} frame entries")
+    files = [responses + suffix for suffix in ("", "-wal", "-shm")]
     if clear in ("responses", "all"):
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(responses + suffix):
-                os.remove(responses + suffix)
+        for path in files:
+            try:
+                os.remove(path)
+            except FileNotFoundError:  # never made, or removed meanwhile by another clear
+                pass
         click.echo("removed the response cache")
     size, count = frames.usage()
-    answers = sum(os.path.getsize(responses + s) for s in ("", "-wal", "-shm") if os.path.exists(responses + s))
+    answers = sum(os.stat(path).st_size for path in files if os.path.isfile(path))
     click.echo(f"{root}: frames {size / 1024**2:.1f} MB in {count} entries (budget {frames.budget / 1024**2:.0f} MB, "
                f"TIMEFOIL_CACHE_MAX); responses {answers / 1024**2:.1f} MB")
 

@@ -121,49 +121,105 @@ def answered_twice(records: Iterable[dict[str, Any]]) -> dict[str, int]:
     return {request_id: n for request_id, n in counts.items() if n > 1}
 
 
+# SQLite's result codes for a file that is not, or no longer, a sound database. Anything else
+# (full disk, read-only mount, a lock held too long, an I/O error) says nothing about the file.
+_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_CORRUPT_WORDS = ("file is not a database", "malformed")
+
+
+def is_corrupt(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _CORRUPT_CODES  # extended codes keep the primary one in the low byte
+    return any(words in str(exc) for words in _CORRUPT_WORDS)
+
+
 class ResponseCache:
     """SQLite map from (model fingerprint, request content) to a stored answer, shared by
-    runs: a rerun, or a run with another configuration asking the same thing, reuses it."""
+    runs: a rerun, or a run with another configuration asking the same thing, reuses it.
 
-    def __init__(self, path: str):
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    The cache only saves asking again. A file that is not a database is set aside and a new one
+    started; any other failure (a full disk, a read-only mount, a lock, an I/O error) is said once
+    and the cache steps out of the way: every lookup misses and nothing is stored, while the
+    answers still go to the run log."""
+
+    def __init__(self, path: str, timeout: float = 30):
+        self.path, self.timeout = path, timeout
+        self.db: sqlite3.Connection | None = None
         try:
-            self.db = self._open(path)
-        except sqlite3.DatabaseError as exc:  # not a database: set aside, said, and start afresh
-            aside = f"{path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
-            for suffix in ("", "-wal", "-shm"):
-                if os.path.exists(path + suffix):
-                    os.replace(path + suffix, aside + suffix)
-            print(f"timefoil: the response cache {path} could not be read ({exc}); moved it to {aside} and "
-                  "started a new one", file=sys.stderr)
-            self.db = self._open(path)
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            try:
+                self.db = self._open()
+            except sqlite3.DatabaseError as exc:
+                if not is_corrupt(exc):
+                    raise
+                self._set_aside(exc)
+                self.db = self._open()
+        except (sqlite3.Error, OSError) as exc:
+            self._step_aside(exc)
 
-    @staticmethod
-    def _open(path: str) -> sqlite3.Connection:
-        db = sqlite3.connect(path, timeout=30)
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self.timeout)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             db.execute("SELECT count(*) FROM responses").fetchone()
             db.commit()
-        except sqlite3.DatabaseError:
+        except sqlite3.Error:
             db.close()
             raise
         return db
 
+    def _set_aside(self, exc: sqlite3.Error) -> None:
+        """Not a database: moved aside (kept for a look), said, and a new one started."""
+        aside = f"{self.path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(self.path + suffix):
+                os.replace(self.path + suffix, aside + suffix)
+        print(f"timefoil: the response cache {self.path} could not be read ({exc}); moved it to {aside} and "
+              "started a new one", file=sys.stderr)
+
+    def _step_aside(self, exc: BaseException) -> None:
+        """Said once; from here on every lookup misses and nothing is stored. The file is left
+        as it is: a full disk or a read-only mount is no reason to lose what it holds."""
+        if self.db is not None:
+            try:
+                self.db.close()
+            except sqlite3.Error:
+                pass
+        self.db = None
+        print(f"timefoil: the response cache {self.path} cannot be used ({type(exc).__name__}: {exc}); "
+              "going on without it (answers are still recorded in the run)", file=sys.stderr)
+
     def get_many(self, keys: list[str]) -> dict[str, dict]:
         found: dict[str, dict] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            rows = self.db.execute(
-                f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-            found.update((k, json.loads(v)) for k, v in rows)
+        if self.db is None:
+            return found
+        try:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                rows = self.db.execute(
+                    f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                found.update((k, json.loads(v)) for k, v in rows)
+        except sqlite3.Error as exc:
+            self._step_aside(exc)
+            return {}
         return found
 
     def put_many(self, values: dict[str, dict]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?)",
-                            [(k, json.dumps(v)) for k, v in values.items()])
-        self.db.commit()
+        if self.db is None:
+            return
+        try:
+            self.db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?)",
+                                [(k, json.dumps(v)) for k, v in values.items()])
+            self.db.commit()
+        except sqlite3.Error as exc:
+            self._step_aside(exc)
 
     def close(self) -> None:
-        self.db.close()
+        if self.db is not None:
+            try:
+                self.db.close()
+            except sqlite3.Error:
+                pass
+            self.db = None
