@@ -28,7 +28,7 @@ from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
 from .requests import Answer, Request
 from .scoring import ScoreReport, score_records
 from .sharding import Shard, VideoUnits, assign, plan_digest, unit_costs
-from .store import CONFIG, SHARD, ResponseCache, RunLock, RunLocked, RunLog, write_json
+from .store import CONFIG, SHARD, ResponseCache, RunLock, RunLockError, RunLog, write_json
 from .threads import apply_threads
 from .video.frames import FrameStore
 from .video.sampling import Sampling
@@ -255,7 +255,7 @@ class Runner:
             os.makedirs(self.run_dir, exist_ok=True)
             with RunLock(self.run_dir):
                 return self._run()
-        except (RunLocked, ExecutorError) as exc:
+        except (RunLockError, ExecutorError) as exc:
             raise RunError(str(exc)) from None
         finally:
             self.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import sys
 import time
 from typing import Any, Iterable
@@ -23,23 +24,49 @@ def write_json(path: str, data: dict) -> None:
     os.replace(tmp, path)
 
 
-class RunLocked(RuntimeError):
+class RunLockError(RuntimeError):
+    """The run directory's lock cannot be taken."""
+
+
+class RunLocked(RunLockError):
     """Another process is writing this run directory."""
 
 
 class RunLock:
     """One writer per run directory: an exclusive lock on ``run.lock`` (holding the writer's
     PID) for as long as the run writes. The operating system drops the lock when its process
-    dies, so a run killed mid-way leaves nothing to clean up: the next run takes over."""
+    dies, so a run killed mid-way leaves nothing to clean up: the next run takes over.
+
+    The lock file is rewritten, so it must be the directory's own plain file: a symbolic link
+    (which would lead the write to its target), a hard link or anything but a regular file is
+    refused."""
 
     def __init__(self, run_dir: str):
         self.path = os.path.join(run_dir, LOCK)
         self.handle = None
 
+    def _open(self):
+        flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except OSError as exc:
+            if os.path.islink(self.path):
+                raise RunLockError(f"{self.path} is a symbolic link; a run's lock file must be its own plain "
+                                   "file (remove the link and run again)") from None
+            raise RunLockError(f"{self.path} cannot be opened as the run's lock file ({exc.strerror})") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(fd)
+            kind = "a hard link to another file" if stat.S_ISREG(info.st_mode) else "not a regular file"
+            raise RunLockError(f"{self.path} is {kind}; a run's lock file must be its own plain file "
+                               "(remove it and run again)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "r+", encoding="utf-8")
+
     def __enter__(self) -> "RunLock":
         import fcntl
 
-        handle = open(self.path, "a+", encoding="utf-8")
+        handle = self._open()
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
