@@ -166,6 +166,7 @@ def test_vilma_video_windows():
 
 # -- VELOCITI ----------------------------------------------------------------------------
 def velociti_fixture(root, records):
+    os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, "velociti.jsonl"), "w") as handle:
         for record in records:
             handle.write(json.dumps(record) + "\n")
@@ -280,6 +281,7 @@ def test_temporalbench_multichoice_and_malformed_question(tmp_path):
 
 # -- Vinoground --------------------------------------------------------------------------
 def vinoground_fixture(root, pairs=2, orders=True):
+    os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, "vinoground.csv"), "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["index", "major", "minor", "pos_cap", "neg_cap", "pos_vid", "neg_vid"])
@@ -365,7 +367,7 @@ def test_vinoground_end_to_end_and_prepare_reports_missing(tmp_path):
 
     from timefoil.video import write_video
 
-    root = vinoground_fixture(tmp_path, pairs=2)
+    root = vinoground_fixture(tmp_path / "data", pairs=2)  # the run goes beside the data, never into it
     os.makedirs(os.path.join(root, "vinoground_videos"))
     for n in range(2):
         for k, s in enumerate(("pos", "neg")):

@@ -145,13 +145,13 @@ FAULTS = [
     Fault("an answer that is not an object", raw_answers('{"annotator": "ann", "answers": {\n "i0": 1}}'),
           1, r'ann\.json: line 2: answers\["i0"\]: an answer is an object, not 1$', inputs_unchanged),
     Fault("accepted items written over the bench", collect_into(("--accepted", "B")), 1,
-          r"the output \S+/B is the input \S+/B; write it elsewhere$", inputs_unchanged),
+          r"the output \S+/B is the input \S+/B; write the output elsewhere$", inputs_unchanged),
     Fault("accepted items under a link into the bench", collect_into(("--accepted", "L/accepted")), 1,
-          r"the output \S+/L/accepted lies inside the input \S+/B; write it elsewhere$", inputs_unchanged),
+          r"the output \S+/L/accepted lies inside the input \S+/B; write the output elsewhere$", inputs_unchanged),
     Fault("human run inside the bench", collect_into(("--out", "B/human")), 1,
-          r"the output \S+/B/human lies inside the input \S+/B; write it elsewhere$", inputs_unchanged),
+          r"the output \S+/B/human lies inside the input \S+/B; write the output elsewhere$", inputs_unchanged),
     Fault("annotation page inside the bench", annotate_into, 1,
-          r"the output \S+/B/p\.html lies inside the input \S+/B; write it elsewhere$", inputs_unchanged),
+          r"the output \S+/B/p\.html lies inside the input \S+/B; write the output elsewhere$", inputs_unchanged),
     Fault("validation saved before the aspect", validation_half_answered, 0, r"^$", only_i0_accepted),
 ]
 

@@ -17,7 +17,7 @@ def cli(*args, **kwargs):
 
 def test_a_run_with_failed_requests_exits_3_and_says_how_to_re_ask_them(tmp_path):
     records = [{"test_name": "chrono", "video_id": f"v{k}", "pos": "a", "neg": "b"} for k in range(3)]
-    root = tb.velociti_fixture(tmp_path, records)
+    root = tb.velociti_fixture(tmp_path / "data", records)
     args = ["run", "velociti", "--model", "random", "--data", root, "--out", str(tmp_path / "r"), "--cache-dir",
             str(tmp_path / "c"), "--no-progress"]
     first = cli(*args)
@@ -41,7 +41,8 @@ def test_a_run_with_failed_requests_exits_3_and_says_how_to_re_ask_them(tmp_path
     (["--frames", "100"], "100 frames is more than max_frames (64)"),
 ])
 def test_bad_sampling_and_limits_are_refused_before_anything_runs(tmp_path, args, says):
-    result = cli("run", "synth", "--model", "random", "--data", str(tmp_path), "--out", str(tmp_path / "r"), *args)
+    result = cli("run", "synth", "--model", "random", "--data", str(tmp_path / "suite"), "--out", str(tmp_path / "r"),
+                 *args)
     assert result.returncode in (1, 2) and says in result.stderr and "Traceback" not in result.stderr
     assert not os.path.exists(tmp_path / "r")
 
@@ -261,20 +262,22 @@ VILMA_RECORD = {"dataset": "QUVA", "video_file": "clip", "start_time": 1.0, "end
     ("velociti", "pos", ["a"], "field 'pos' must be a non-empty string"),
 ])
 def test_bad_annotations_end_in_one_line_naming_file_record_and_field(tmp_path, benchmark, field, value, says):
+    data = tmp_path / "data"  # the run goes beside the data, never into it
+    data.mkdir()
     if benchmark == "vilma":
-        path = tmp_path / "relations.json"
+        path = data / "relations.json"
         path.write_text(json.dumps({"k1": {**VILMA_RECORD, field: value}}))
     elif benchmark == "vitatecs":
         row = {"src_dataset": "MSRVTT", "video_name": "v.mp4", "caption": "a", "counterfactual": "b"}
         for aspect in ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type"):
-            (tmp_path / f"{aspect}.jsonl").write_text(json.dumps({**row, field: value}) + "\n")
-        path = tmp_path / "Direction.jsonl"
+            (data / f"{aspect}.jsonl").write_text(json.dumps({**row, field: value}) + "\n")
+        path = data / "Direction.jsonl"
     else:
-        path = tmp_path / "velociti.jsonl"
+        path = data / "velociti.jsonl"
         path.write_text(json.dumps({"test_name": "chrono", "video_id": "v", "pos": "a", "neg": "b", field: value})
                         + "\n")
-    for command in (["inspect", benchmark, "--data", str(tmp_path)],
-                    ["run", benchmark, "--model", "random", "--data", str(tmp_path), "--out", str(tmp_path / "r")]):
+    for command in (["inspect", benchmark, "--data", str(data)],
+                    ["run", benchmark, "--model", "random", "--data", str(data), "--out", str(tmp_path / "r")]):
         result = cli(*command)
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 1 and len(lines) == 1 and "Traceback" not in result.stderr

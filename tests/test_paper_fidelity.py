@@ -543,7 +543,7 @@ def test_a_run_names_the_missing_tests(tmp_path):
     from timefoil.cli import main
 
     records = [{"test_name": t, "video_id": "v", "pos": "a", "neg": "b"} for t in ("chrono", "agent_bind")]
-    root = tb.velociti_fixture(tmp_path, records)
+    root = tb.velociti_fixture(tmp_path / "data", records)
     result = CliRunner().invoke(main, ["run", "velociti", "--model", "random", "--data", root, "--out",
                                        str(tmp_path / "r"), "--cache-dir", str(tmp_path / "c"), "--no-progress"])
     assert result.exit_code == 3, result.output  # no videos: every item failed, and the exit code says so

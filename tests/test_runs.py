@@ -233,7 +233,7 @@ def test_cli_errors_are_one_clear_line(tmp_path):
                  str(tmp_path / "r"))
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert "timefoil generate synth" in result.stderr
-    result = cli("run", "synth", "--model", "gpt-9", "--data", str(tmp_path), "--out", str(tmp_path / "r"))
+    result = cli("run", "synth", "--model", "gpt-9", "--data", str(tmp_path / "suite"), "--out", str(tmp_path / "r"))
     assert "unknown model" in result.stderr and "Traceback" not in result.stderr
 
 

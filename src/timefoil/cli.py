@@ -13,6 +13,7 @@ import click
 from .benchmarks import BENCHMARKS, DataError, get_benchmark
 from .metrics import TIE_POLICIES
 from .models import MODELS
+from .paths import refuse_output_inside
 from .protocols import ORDER_POLICIES, PROTOCOLS
 from .redaction import redact
 from .runner import RunConfig, RunError, Runner, score_run
@@ -231,6 +232,7 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
                        model_args=_key_values(model_arg, "--model-arg"),
                        limit=limit, sample=sample, seed=seed or 0, order_policy=order_policy, blind=blind, judge=judge,
                        variant=variant, max_tokens=max_tokens, benchmark_args=_key_values(bench_arg, "--bench-arg"))
+    refuse_output_inside(out, [data_dir])
     run_dirs, reports = [], []
     for sampling in samplings:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
@@ -278,6 +280,7 @@ def merge(shard_dirs, out):
     from .merging import MergeError, merge_shards
     from .report import load_scored, print_runs
 
+    refuse_output_inside(out, shard_dirs)
     try:
         done = merge_shards(list(shard_dirs), out)
     except MergeError as exc:
@@ -311,6 +314,8 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
     from .ablation import ablation_data, ablation_table, dependence_lines
     from .report import make_console
 
+    for written in (out, html_path, json_path):
+        refuse_output_inside(written, [data_dir])
     config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol, limit=limit,
                        model_args=_key_values(model_arg, "--model-arg"),
                        benchmark_args=_key_values(bench_arg, "--bench-arg"))
@@ -431,7 +436,11 @@ def check(run_dir: str, no_plan: bool) -> None:
 def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thumbnails):
     """Tables of one or more runs, side by side; optionally an HTML report and exports."""
     from .report import load_scored, print_runs
+    from .store import RUN_FILES
 
+    # Other files beside a run's own are harmless (a report.html kept with its run); its own are not.
+    for written in (html_path, csv_path, json_path, latex_path):
+        refuse_output_inside(written, [os.path.join(d, name) for d in run_dirs for name in RUN_FILES])
     runs = [load_scored(d) for d in run_dirs]
     print_runs(runs)
     if csv_path or json_path or latex_path:
@@ -467,13 +476,16 @@ def cache(cache_dir, prune_to, clear):
         frames.prune(parse_size(prune_to))
     if clear in ("frames", "all"):
         click.echo(f"removed {frames.clear()} frame entries")
+    files = [responses + suffix for suffix in ("", "-wal", "-shm")]
     if clear in ("responses", "all"):
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(responses + suffix):
-                os.remove(responses + suffix)
+        for path in files:
+            try:
+                os.remove(path)
+            except FileNotFoundError:  # never made, or removed meanwhile by another clear
+                pass
         click.echo("removed the response cache")
     size, count = frames.usage()
-    answers = sum(os.path.getsize(responses + s) for s in ("", "-wal", "-shm") if os.path.exists(responses + s))
+    answers = sum(os.stat(path).st_size for path in files if os.path.isfile(path))
     click.echo(f"{root}: frames {size / 1024**2:.1f} MB in {count} entries (budget {frames.budget / 1024**2:.0f} MB, "
                f"TIMEFOIL_CACHE_MAX); responses {answers / 1024**2:.1f} MB")
 
@@ -503,8 +515,9 @@ def build_run(recipe, out, cache_dir):
     """Run a recipe (YAML or JSON): the benchmark goes to OUT/benchmark, with build.json and datasheet.md."""
     from .building.recipe import Build, read_recipe
 
-    done = Build(read_recipe(recipe), out, base=os.path.dirname(os.path.abspath(recipe)), cache_dir=cache_dir,
-                 say=click.echo).run()
+    steps, base = read_recipe(recipe), os.path.dirname(os.path.abspath(recipe))
+    refuse_output_inside(out, [recipe, os.path.join(base, steps["source"])])
+    done = Build(steps, out, base=base, cache_dir=cache_dir, say=click.echo).run()
     click.echo(f"{done['pairs']} pairs -> {done['candidates']} candidates -> {done['items']} items in "
                f"{done['benchmark']} (timefoil run items --data {done['benchmark']} ...); see {out}/datasheet.md")
 
@@ -522,7 +535,6 @@ def build_annotate(bench_dir, annotator, task, aspects, frames, out, cache_dir):
     """Write one self-contained page on which a person answers the items and saves a JSON file."""
     from .benchmarks import folder
     from .building.annotate import page_data, write_page
-    from .building.collect import refuse_output_inside
 
     refuse_output_inside(out, [bench_dir])
     items = folder.load(bench_dir)

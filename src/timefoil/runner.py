@@ -29,7 +29,7 @@ from .redaction import redact
 from .requests import Answer, Request
 from .scoring import ScoreReport, score_records
 from .sharding import Shard, VideoUnits, assign, plan_digest, unit_costs
-from .store import CONFIG, SHARD, ResponseCache, RunLock, RunLocked, RunLog, write_json
+from .store import CONFIG, SHARD, ResponseCache, RunLock, RunLockError, RunLog, write_json
 from .threads import apply_threads
 from .video.frames import FRAMES_FORMAT, FrameStore
 from .video.sampling import Sampling
@@ -273,7 +273,7 @@ class Runner:
             os.makedirs(self.run_dir, exist_ok=True)
             with RunLock(self.run_dir):
                 return self._run(full_plan, planned)
-        except (RunLocked, ExecutorError) as exc:
+        except (RunLockError, ExecutorError) as exc:
             raise RunError(str(exc)) from None
         finally:
             self.close()

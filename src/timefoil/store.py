@@ -5,6 +5,7 @@ import json
 import math
 import os
 import sqlite3
+import stat
 import sys
 import time
 from typing import Any, Iterable
@@ -13,6 +14,7 @@ ANSWERS = "items.jsonl"
 CONFIG = "run.json"
 LOCK = "run.lock"
 SHARD = "shard.json"  # a shard's request ids, for `merge`
+RUN_FILES = (ANSWERS, CONFIG, LOCK, SHARD)  # what a run directory is made of
 
 
 NON_FINITE = "non_finite"  # where a stored object had NaN or an infinity, written as null
@@ -51,23 +53,49 @@ def write_json(path: str, data: dict) -> None:
     os.replace(tmp, path)
 
 
-class RunLocked(RuntimeError):
+class RunLockError(RuntimeError):
+    """The run directory's lock cannot be taken."""
+
+
+class RunLocked(RunLockError):
     """Another process is writing this run directory."""
 
 
 class RunLock:
     """One writer per run directory: an exclusive lock on ``run.lock`` (holding the writer's
     PID) for as long as the run writes. The operating system drops the lock when its process
-    dies, so a run killed mid-way leaves nothing to clean up: the next run takes over."""
+    dies, so a run killed mid-way leaves nothing to clean up: the next run takes over.
+
+    The lock file is rewritten, so it must be the directory's own plain file: a symbolic link
+    (which would lead the write to its target), a hard link or anything but a regular file is
+    refused."""
 
     def __init__(self, run_dir: str):
         self.path = os.path.join(run_dir, LOCK)
         self.handle = None
 
+    def _open(self):
+        flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.path, flags, 0o644)
+        except OSError as exc:
+            if os.path.islink(self.path):
+                raise RunLockError(f"{self.path} is a symbolic link; a run's lock file must be its own plain "
+                                   "file (remove the link and run again)") from None
+            raise RunLockError(f"{self.path} cannot be opened as the run's lock file ({exc.strerror})") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(fd)
+            kind = "a hard link to another file" if stat.S_ISREG(info.st_mode) else "not a regular file"
+            raise RunLockError(f"{self.path} is {kind}; a run's lock file must be its own plain file "
+                               "(remove it and run again)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "r+", encoding="utf-8")
+
     def __enter__(self) -> "RunLock":
         import fcntl
 
-        handle = open(self.path, "a+", encoding="utf-8")
+        handle = self._open()
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -149,49 +177,105 @@ def answered_twice(records: Iterable[dict[str, Any]]) -> dict[str, int]:
     return {request_id: n for request_id, n in counts.items() if n > 1}
 
 
+# SQLite's result codes for a file that is not, or no longer, a sound database. Anything else
+# (full disk, read-only mount, a lock held too long, an I/O error) says nothing about the file.
+_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_CORRUPT_WORDS = ("file is not a database", "malformed")
+
+
+def is_corrupt(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _CORRUPT_CODES  # extended codes keep the primary one in the low byte
+    return any(words in str(exc) for words in _CORRUPT_WORDS)
+
+
 class ResponseCache:
     """SQLite map from (model fingerprint, request content) to a stored answer, shared by
-    runs: a rerun, or a run with another configuration asking the same thing, reuses it."""
+    runs: a rerun, or a run with another configuration asking the same thing, reuses it.
 
-    def __init__(self, path: str):
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    The cache only saves asking again. A file that is not a database is set aside and a new one
+    started; any other failure (a full disk, a read-only mount, a lock, an I/O error) is said once
+    and the cache steps out of the way: every lookup misses and nothing is stored, while the
+    answers still go to the run log."""
+
+    def __init__(self, path: str, timeout: float = 30):
+        self.path, self.timeout = path, timeout
+        self.db: sqlite3.Connection | None = None
         try:
-            self.db = self._open(path)
-        except sqlite3.DatabaseError as exc:  # not a database: set aside, said, and start afresh
-            aside = f"{path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
-            for suffix in ("", "-wal", "-shm"):
-                if os.path.exists(path + suffix):
-                    os.replace(path + suffix, aside + suffix)
-            print(f"timefoil: the response cache {path} could not be read ({exc}); moved it to {aside} and "
-                  "started a new one", file=sys.stderr)
-            self.db = self._open(path)
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            try:
+                self.db = self._open()
+            except sqlite3.DatabaseError as exc:
+                if not is_corrupt(exc):
+                    raise
+                self._set_aside(exc)
+                self.db = self._open()
+        except (sqlite3.Error, OSError) as exc:
+            self._step_aside(exc)
 
-    @staticmethod
-    def _open(path: str) -> sqlite3.Connection:
-        db = sqlite3.connect(path, timeout=30)
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self.timeout)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             db.execute("SELECT count(*) FROM responses").fetchone()
             db.commit()
-        except sqlite3.DatabaseError:
+        except sqlite3.Error:
             db.close()
             raise
         return db
 
+    def _set_aside(self, exc: sqlite3.Error) -> None:
+        """Not a database: moved aside (kept for a look), said, and a new one started."""
+        aside = f"{self.path}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(self.path + suffix):
+                os.replace(self.path + suffix, aside + suffix)
+        print(f"timefoil: the response cache {self.path} could not be read ({exc}); moved it to {aside} and "
+              "started a new one", file=sys.stderr)
+
+    def _step_aside(self, exc: BaseException) -> None:
+        """Said once; from here on every lookup misses and nothing is stored. The file is left
+        as it is: a full disk or a read-only mount is no reason to lose what it holds."""
+        if self.db is not None:
+            try:
+                self.db.close()
+            except sqlite3.Error:
+                pass
+        self.db = None
+        print(f"timefoil: the response cache {self.path} cannot be used ({type(exc).__name__}: {exc}); "
+              "going on without it (answers are still recorded in the run)", file=sys.stderr)
+
     def get_many(self, keys: list[str]) -> dict[str, dict]:
         found: dict[str, dict] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            rows = self.db.execute(
-                f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-            found.update((k, json.loads(v)) for k, v in rows)
+        if self.db is None:
+            return found
+        try:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                rows = self.db.execute(
+                    f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                found.update((k, json.loads(v)) for k, v in rows)
+        except sqlite3.Error as exc:
+            self._step_aside(exc)
+            return {}
         return found
 
     def put_many(self, values: dict[str, dict]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?)",
-                            [(k, strict_json(v)) for k, v in values.items()])
-        self.db.commit()
+        if self.db is None:
+            return
+        try:
+            self.db.executemany("INSERT OR REPLACE INTO responses VALUES (?, ?)",
+                                [(k, strict_json(v)) for k, v in values.items()])
+            self.db.commit()
+        except sqlite3.Error as exc:
+            self._step_aside(exc)
 
     def close(self) -> None:
-        self.db.close()
+        if self.db is not None:
+            try:
+                self.db.close()
+            except sqlite3.Error:
+                pass
+            self.db = None

@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from ..benchmarks import folder
+from ..paths import refuse_output_inside
 from ..items import Item, VideoRef
 from ..models import Model
 from ..requests import Answer, Request
@@ -94,20 +95,6 @@ class HumanAnswers(Model):
         if len(names) > 1:
             return Answer(raw="tie: " + " / ".join(names), meta=meta)
         return Answer(raw=names[0] if names[0] != NONE else "none of them", meta=meta)
-
-
-def refuse_output_inside(output: str | None, inputs: Sequence[str]) -> None:
-    """Refuse an output that is, or lies inside, an input folder (or is an input file): writing it
-    would overwrite what the command is reading, e.g. ``collect B ... --accepted B`` would replace
-    B's items with the accepted few. Symbolic links are resolved first, so a link cannot hide it."""
-    if not output:
-        return
-    target = os.path.realpath(output)
-    for source in inputs:
-        place = os.path.realpath(source)
-        if target == place or (os.path.isdir(place) and os.path.commonpath([target, place]) == place):
-            how = "is" if target == place else "lies inside"
-            raise ValueError(f"the output {output} {how} the input {source}; write it elsewhere")
 
 
 def collect(bench_dir: str, answer_files: Sequence[str], *, rule: str = "2/3", aggregate: str = "mode",

@@ -27,39 +27,61 @@ def cache_budget() -> int:
 
 
 class FrameDiskCache:
+    """Entries are ``frames/<key[:2]>/<key>.npz``. A writer's temporary file is hidden and ends
+    in ``.tmp`` (never ``.npz``), so no prune or clear, in this process or another, removes a
+    file that is still being written."""
+
     def __init__(self, root: str, budget: int | None = None):
         self.root = os.path.join(root, "frames")
         self.budget = cache_budget() if budget is None else budget
         self._size: int | None = None  # measured on first write
+        self._warned = False
 
     def path(self, key: str) -> str:
         return os.path.join(self.root, key[:2], key + ".npz")
 
     def load(self, key: str) -> dict | None:
         path = self.path(key)
-        if not os.path.exists(path):
-            return None
         try:
             with np.load(path, allow_pickle=False) as data:
                 value = {name: data[name] for name in data.files}
+        except FileNotFoundError:  # never stored, or removed meanwhile by a prune or a clear
+            return None
         except Exception as exc:  # damaged: a miss, said once, and the file goes
             print(f"timefoil: removed a damaged frame cache entry {path} ({type(exc).__name__})", file=sys.stderr)
             self._remove(path)
             return None
-        os.utime(path)  # recently used: evicted last
+        try:
+            os.utime(path)  # recently used: evicted last
+        except OSError:  # removed meanwhile, or a read-only cache: the entry was read all the same
+            pass
         return value
 
     def save(self, key: str, **arrays) -> None:
+        """Stored whole or not at all. A store that fails (a full disk, a read-only mount, the
+        entry's folder removed meanwhile) costs a decode next time, never the run: said once."""
         path = self.path(key)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npz")
-        with os.fdopen(fd, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
-        os.replace(tmp, path)  # atomic: a killed run never leaves half a file
+        tmp = None
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=f".{key}.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                np.savez_compressed(handle, **arrays)
+            os.replace(tmp, path)  # atomic: a killed run never leaves half an entry
+            tmp = None
+            size = os.path.getsize(path)
+        except OSError as exc:
+            if tmp is not None:
+                self._remove(tmp)
+            if not self._warned and not isinstance(exc, FileNotFoundError):  # gone meanwhile: just a miss
+                self._warned = True
+                print(f"timefoil: could not store frames in the cache {self.root} ({exc}); going on without "
+                      "storing them", file=sys.stderr)
+            return
         if self._size is None:
             self._size = self.usage()[0]
         else:
-            self._size += os.path.getsize(path)
+            self._size += size
         if self._size > self.budget:
             self._size = self.prune(self.budget)
 
