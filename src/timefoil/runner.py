@@ -23,6 +23,7 @@ from .items import Item
 from .judging import Judge
 from .models import Model, check_model_spec, load_model
 from .options import typed_options
+from .parsing import Parsed
 from .paths import __version__, default_cache_dir
 from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
 from .requests import Answer, Request
@@ -347,8 +348,16 @@ def records_for(users: Sequence[tuple[Item, PlannedRequest]], answer: Answer, fr
         parsed = None if answer.error else protocol.read(request, answer, verdict)
         records.append({"id": p.id, "item": item.describe(), "expected": p.expected, "request": request,
                         "answer": answer.to_json(), "judge": verdict, "frames": frames,
-                        "parsed": {"value": parsed.value, "status": parsed.status} if parsed else None})
+                        "parsed": parsed_json(parsed)})
     return records
+
+
+def parsed_json(parsed: Parsed | None) -> dict | None:
+    """The stored reading; where it could come from the text or the probabilities, which."""
+    if parsed is None:
+        return None
+    return {"value": parsed.value, "status": parsed.status, **({"read_from": parsed.read_from}
+                                                                if parsed.read_from else {})}
 
 
 class _progress:
