@@ -88,7 +88,12 @@ def test_hf_spec_runs_through_the_runner_with_fingerprint_and_cache(tiny, tmp_pa
     config = RunConfig("synth", f"hf:{tiny}", data_dir=suite, protocol="entailment", blind=True,
                        model_args={"batch_size": "4"})
     first = run(config, str(tmp_path / "a"), cache_dir=str(tmp_path / "c"), progress=False)
-    assert first.errors == 0 and first.parse_failures == 0
+    # the random model's answer is its greedy first token: a word other than Yes/No states no verdict
+    records = [json.loads(line) for line in open(tmp_path / "a" / "items.jsonl")]
+    stated = [r["answer"]["raw"].strip().lower() in ("yes", "no") for r in records]
+    assert first.errors == 0 and first.parse_failures == stated.count(False)
+    assert all(r["parsed"]["read_from"] == ("logprobs" if said else "text") for r, said in zip(records, stated)
+               if r["answer"]["probs"]["yes"] != r["answer"]["probs"]["no"])
     meta = json.load(open(tmp_path / "a" / "run.json"))
     assert meta["model_fingerprint"]["weights"] and meta["model_fingerprint"]["dtype"] == "float32"
     second = run(config, str(tmp_path / "b"), cache_dir=str(tmp_path / "c"), progress=False)
