@@ -88,7 +88,10 @@ def test_hf_spec_runs_through_the_runner_with_fingerprint_and_cache(tiny, tmp_pa
     config = RunConfig("synth", f"hf:{tiny}", data_dir=suite, protocol="entailment", blind=True,
                        model_args={"batch_size": "4"})
     first = run(config, str(tmp_path / "a"), cache_dir=str(tmp_path / "c"), progress=False)
+    # the random model's answer is its next-token distribution: e from it, whatever its greedy token
+    records = [json.loads(line) for line in open(tmp_path / "a" / "items.jsonl")]
     assert first.errors == 0 and first.parse_failures == 0
+    assert {r["parsed"]["read_from"] for r in records} == {"logprobs"}
     meta = json.load(open(tmp_path / "a" / "run.json"))
     assert meta["model_fingerprint"]["weights"] and meta["model_fingerprint"]["dtype"] == "float32"
     second = run(config, str(tmp_path / "b"), cache_dir=str(tmp_path / "c"), progress=False)

@@ -171,10 +171,11 @@ def test_released_literals_are_the_lines_of_the_repositories():
 
 # -- variants chosen, asked, listed and reported -------------------------------------------------
 def velociti_folder(tmp_path):
-    with open(tmp_path / "velociti.jsonl", "w") as handle:
+    (tmp_path / "data").mkdir()  # apart from the run directory, which may not lie inside its data
+    with open(tmp_path / "data" / "velociti.jsonl", "w") as handle:
         handle.write(json.dumps({"test_name": "chrono", "video_id": "v1", "pos": "he sits then runs",
                                  "neg": "he runs then sits"}) + "\n")
-    return str(tmp_path)
+    return str(tmp_path / "data")
 
 
 def run_cli(*args, timeout=120):

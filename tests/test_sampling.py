@@ -4,6 +4,7 @@ import pytest
 
 from timefoil.items import VideoRef
 from timefoil.video import FrameStore, Sampling, write_video
+from timefoil.video.frames import frames_asked
 from timefoil.video.sampling import PartInfo, plan_frames
 
 
@@ -116,3 +117,48 @@ def test_threads_asking_for_one_sample_at_once_share_a_single_decode(videos, tmp
 def test_resize(videos):
     frames = FrameStore().get(VideoRef.file(videos[0]), Sampling(frames=2, resize=(24, 16)))
     assert frames.array.shape == (2, 16, 24, 3)
+
+
+# -- a cap that changes a sampling is never silent -----------------------------------------
+def test_a_rate_on_a_ten_second_clip_shows_every_frame_it_asks_for(tmp_path):
+    """VELOCITI's 8 fps ablation on its 10 s clips: 80 frames, at t = (k + 0.5) / 8 s."""
+    path = numbered_video(tmp_path / "ten.mp4", n=100, fps=10)
+    store = FrameStore()
+    frames = store.get(VideoRef.file(path), Sampling(frames=None, fps=8, max_frames=None))
+    assert read_numbers(frames) == [int((k + 0.5) / 8 * 10) for k in range(80)]
+    assert frames_asked(frames, Sampling(frames=None, fps=8, max_frames=None)) is None
+    capped = Sampling(frames=None, fps=8)  # the default cap, 64
+    shown = store.get(VideoRef.file(path), capped)
+    assert len(shown.entries) == 64 and frames_asked(shown, capped) == 80
+    exact = Sampling(frames=None, fps=8, max_frames=80)  # a cap the clip just fits changes nothing
+    assert frames_asked(store.get(VideoRef.file(path), exact), exact) is None
+
+
+def test_a_capped_fps_run_says_so_on_the_terminal_and_in_run_json(tmp_path_factory):
+    import json
+
+    from click.testing import CliRunner
+    from helpers import generated_suite, run_records
+
+    from timefoil.cli import main
+
+    suite = generated_suite(tmp_path_factory, seed=5, per_family=1)  # 12 clips of 4 s
+    cache = str(tmp_path_factory.mktemp("cache"))
+    base = ["run", "synth", "--model", "random", "--data", suite, "--protocol", "entailment", "--fps", "20",
+            "--cache-dir", cache, "--no-progress", "--out"]
+    full, capped = str(tmp_path_factory.mktemp("full")), str(tmp_path_factory.mktemp("capped"))
+    result = CliRunner().invoke(main, base + [full])
+    assert result.exit_code == 0, result.output
+    # no --max-frames: 20 fps on 4 s asks for t = (k + 0.5) / 20 < 4, k = 0..79, and shows all 80
+    assert {r["frames"]["n"] for r in run_records(full)} == {80} and "capped" not in result.stderr
+    with open(f"{full}/run.json", encoding="utf-8") as handle:
+        stored = json.load(handle)
+    assert "capped" not in stored and stored["config"]["sampling"]["max_frames"] is None
+    result = CliRunner().invoke(main, base + [capped, "--max-frames", "64"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if "capped" in line]
+    assert lines == [f"{capped}: max_frames 64 capped 20 fps on 12 of 12 videos: they show 64 evenly spread "
+                     "frames, not the up to 80 the rate asks for (--max-frames 80 keeps the rate)"]
+    with open(f"{capped}/run.json", encoding="utf-8") as handle:
+        assert json.load(handle)["capped"] == {"videos": 12, "of": 12, "max_frames": 64, "most_asked": 80}
+    assert {r["frames"]["n"] for r in run_records(capped)} == {64}

@@ -15,7 +15,7 @@ from .redaction import redact
 from .requests import Answer, Request
 from .sharding import video_batches
 from .video.decode import VideoError
-from .video.frames import FrameStore
+from .video.frames import FrameStore, frames_asked
 
 Entry = tuple[str, Answer, dict]  # (request key, answer, frame facts): one answered request before recording
 
@@ -33,6 +33,9 @@ class Answerer:
         except VideoError as exc:
             return {}, str(exc)
         info = {"n": int(frames.array.shape[0]), "degenerate": frames.degenerate}
+        asked = frames_asked(frames, request.sampling)
+        if asked:  # the cap changed the sampling: fewer frames than the rate asks, unevenly spaced
+            info["capped"] = {"asked": asked, "max_frames": request.sampling.max_frames}
         if frames.rate_guessed:  # said in the record, never silently assumed
             info["rate_guessed"] = True
         if any(frames.rotations):  # shown upright: turned by this many degrees (per video of a pair)

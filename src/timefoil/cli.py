@@ -16,7 +16,7 @@ from .models import MODELS
 from .paths import refuse_output_inside
 from .protocols import ORDER_POLICIES, PROTOCOLS
 from .redaction import redact
-from .runner import RunConfig, RunError, Runner, score_run
+from .runner import RunConfig, RunError, Runner, capped_line, score_run
 from .video.decode import VideoError
 
 # Metrics every protocol gets from the structure of the items; each protocol adds its own.
@@ -174,7 +174,8 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
 @click.option("--frames", help="frames per video, or a list (1,2,4,8: one run per value); default: the benchmark's")
 @click.option("--fps", type=FiniteRange(min=0, min_open=True, max=1000),
               help="frames per second instead of a fixed count")
-@click.option("--max-frames", type=click.IntRange(min=1), help="cap for --fps (the benchmark's default: 64)")
+@click.option("--max-frames", type=click.IntRange(min=1),
+              help="cap for --fps (default: none, every frame the rate asks for)")
 @click.option("--strategy", type=click.Choice(["mid", "endpoints"]), help="frame positions (default mid)")
 @click.option("--frame-order", type=click.Choice(["natural", "shuffled", "reversed"]),
               help="temporal-sensitivity ablation (default natural)")
@@ -223,8 +224,8 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
     # Only the flags given change the benchmark's own sampling (VELOCITI: 1 fps).
     given = {k: v for k, v in dict(max_frames=max_frames, strategy=strategy, order=frame_order,
                                    single_frame=single_frame, seed=seed).items() if v is not None}
-    if fps is not None:
-        given.update(fps=fps, frames=None)
+    if fps is not None:  # the rate asked for, on every clip, unless --max-frames caps it
+        given.update(fps=fps, frames=None, max_frames=max_frames)
     samplings = [dict(given, frames=n, fps=None) for n in counts] or ([given] if given else [None])
     base = get_benchmark(benchmark).default_sampling
     samplings = [replace(base, **changes) if changes is not None else None for changes in samplings]
@@ -245,6 +246,8 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
         if reports[-1].other_shards:
             click.echo(f"{run_dir}: shard {part.label}: {reports[-1].other_shards} items are completed in other shards "
                        "(scored once the shards are joined: timefoil merge)", err=True)
+        if runner.capped:
+            click.echo(f"{run_dir}: {capped_line(runner.capped, runner.config.sampling)}", err=True)
         if runner.kept_errors:
             click.echo(f"{run_dir}: keeping {runner.kept_errors} errors recorded by an earlier run "
                        "(--retry-errors asks them again)", err=True)

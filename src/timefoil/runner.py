@@ -23,6 +23,7 @@ from .items import Item
 from .judging import Judge
 from .models import Model, check_model_spec, load_model
 from .options import typed_options
+from .parsing import Parsed
 from .paths import __version__, default_cache_dir
 from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
 from .redaction import redact
@@ -173,6 +174,7 @@ class Runner:
         self.progress = progress
         self.retry_errors = retry_errors
         self.kept_errors = 0
+        self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
         self.frames = FrameStore(cache_dir=self.cache_dir)
         self.executor = self.pool or Answerer(self.model, self.frames)
         self.fingerprint = stable_hash(self.model.fingerprint())
@@ -232,9 +234,13 @@ class Runner:
             data = json.load(handle)
         notes = {**data.get("model_notes", {}), **getattr(self.model, "notes", {})}
         executor = self.pool.summary() if self.pool else None
-        if data.get("model_notes", {}) == notes and data.get("threads") == self.threads and not executor:
+        if (data.get("model_notes", {}) == notes and data.get("threads") == self.threads and not executor
+                and data.get("capped") == self.capped):
             return
         data["model_notes"], data["threads"] = notes, self.threads
+        data.pop("capped", None)
+        if self.capped:  # the cap changed what some videos show: said here and on the terminal
+            data["capped"] = self.capped
         if executor:  # this session's workers: who answered how much, who was lost
             data["executor"] = executor
         write_json(path, data)
@@ -310,6 +316,7 @@ class Runner:
                     cache.put_many({self._cache_key(key): {"answer": answer.to_json(), "frames": frames}
                                     for key, answer, frames in entries if not answer.error})
                     self._store(entries, pending, log, cache, advance)
+            self.capped = capped_videos(log.read())
         finally:
             cache.close()
             self._record_notes()
@@ -353,8 +360,40 @@ def records_for(users: Sequence[tuple[Item, PlannedRequest]], answer: Answer, fr
         parsed = None if answer.error else protocol.read(request, answer, verdict)
         records.append({"id": p.id, "item": item.describe(), "expected": p.expected, "request": request,
                         "answer": answer.to_json(), "judge": verdict, "frames": frames,
-                        "parsed": {"value": parsed.value, "status": parsed.status} if parsed else None})
+                        "parsed": parsed_json(parsed)})
     return records
+
+
+def capped_videos(records: Sequence[dict]) -> dict | None:
+    """How many of the run's videos an fps sampling's ``max_frames`` cap changed (fewer frames
+    than the rate asks for, unevenly spaced), from the records' frame facts; None if none."""
+    videos: set[str] = set()
+    capped: dict[str, dict] = {}
+    for record in records:
+        video = record["request"].get("video")
+        if video:
+            key = json.dumps(video, sort_keys=True)
+            videos.add(key)
+            if (record.get("frames") or {}).get("capped"):
+                capped[key] = record["frames"]["capped"]
+    if not capped:
+        return None
+    return {"videos": len(capped), "of": len(videos), "max_frames": max(c["max_frames"] for c in capped.values()),
+            "most_asked": max(c["asked"] for c in capped.values())}
+
+
+def capped_line(capped: dict, sampling: Sampling) -> str:
+    return (f"max_frames {capped['max_frames']} capped {sampling.fps:g} fps on {capped['videos']} of {capped['of']} "
+            f"videos: they show {capped['max_frames']} evenly spread frames, not the up to {capped['most_asked']} "
+            f"the rate asks for (--max-frames {capped['most_asked']} keeps the rate)")
+
+
+def parsed_json(parsed: Parsed | None) -> dict | None:
+    """The stored reading; where it could come from the text or the probabilities, which."""
+    if parsed is None:
+        return None
+    return {"value": parsed.value, "status": parsed.status, **({"read_from": parsed.read_from}
+                                                                if parsed.read_from else {})}
 
 
 class _progress:

@@ -14,6 +14,7 @@ from .hashing import stable_hash
 from .items import VideoRef
 from .requests import Request
 from .video.frames import content_key
+from .video.sampling import DEFAULT_MAX_FRAMES
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ def request_cost(request: Request) -> int:
     if request.video is None or request.sampling is None:
         return 1
     sampling = request.sampling
-    return 1 if sampling.single_frame else (sampling.frames or sampling.max_frames)
+    # an uncapped fps sampling's count depends on the clip: the default cap stands in for it
+    return 1 if sampling.single_frame else (sampling.frames or sampling.max_frames or DEFAULT_MAX_FRAMES)
 
 
 def unit_costs(requests: Iterable[Request], units: VideoUnits | None = None) -> dict[str, int]:

@@ -1,12 +1,13 @@
-"""entailment: one Yes/No question per option, e = p(Yes) / (p(Yes) + p(No)) (1 or 0 from
-the greedy answer where probabilities are unknown). StrictVLE: e > 0.5 for the true caption
-and e < 0.5 for every foil; ClassicVLE: the true caption's e above the foil's."""
+"""entailment: one Yes/No question per option, e = p(Yes) / (p(Yes) + p(No)) where the first
+token's probabilities agree with the answer's text, else 1 or 0 from what the text says.
+StrictVLE: e > 0.5 for the true caption and e < 0.5 for every foil; ClassicVLE: the true
+caption's e above the foil's."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from .. import metrics as M
-from ..parsing import Parsed, conclusion, parse_yes_no
+from ..parsing import Parsed, conclusion, first_word_verdict, parse_yes_no
 from ..requests import Answer, Request
 from ..stats import MetricValue
 from .base import PlanContext
@@ -32,17 +33,30 @@ class EntailmentOutcome(ScoredOutcome):
         return self.e_pos, max(self.e_neg), self.correct()
 
 
-def entailment_value(answer: Answer, reasoning: bool = False) -> tuple[float | None, str]:
-    """e and the parse status: probabilities when known, else the greedy Yes or No (a
-    reasoned answer's concluding Yes or No)."""
+def entailment_reading(answer: Answer, reasoning: bool = False) -> tuple[float | None, Parsed]:
+    """e and the reading it comes from. The first token's probabilities give e only where that
+    token is a Yes or No, the text concludes the same and e lies on that side of 0.5: a served
+    model's "The video does not show this, so No." is No, whatever the first token's
+    alternatives favour. Otherwise the text decides (e = 1 or 0), and a text that concludes
+    nothing is a parse failure. A reasoned answer is read from its conclusion only. A local
+    model read from its next-token distribution alone (``first_token`` in its meta) wrote no
+    text to disagree with: its e is the distribution's."""
     probs = answer.probs or {}
     yes, no = probs.get("yes"), probs.get("no")
-    if yes is not None and no is not None and yes + no > 0 and not reasoning:
-        return yes / (yes + no), "ok"
-    parsed = parse_yes_no(conclusion(answer.raw) if reasoning else answer.raw)
-    if not parsed.ok:
-        return None, parsed.status
-    return (1.0 if parsed.value == "yes" else 0.0), "ok"
+    if not reasoning and (answer.meta or {}).get("first_token") is not None and yes is not None and no is not None \
+            and yes + no > 0:
+        # a local model read through its next-token distribution wrote no text beyond that token:
+        # what it means is the distribution (e as VELOCITI computes it from the logits)
+        e = yes / (yes + no)
+        return e, Parsed("yes" if e > 0.5 else "no", "ok", "logprobs")
+    said = parse_yes_no(conclusion(answer.raw) if reasoning else answer.raw)
+    if not said.ok:
+        return None, Parsed(None, said.status, "text")
+    if not reasoning and yes is not None and no is not None and yes + no > 0:
+        e = yes / (yes + no)
+        if first_word_verdict(answer.raw) == said.value and e != 0.5 and (e > 0.5) == (said.value == "yes"):
+            return e, Parsed(said.value, "ok", "logprobs")
+    return (1.0 if said.value == "yes" else 0.0), Parsed(said.value, "ok", "text")
 
 
 class Entailment(PerOption):
@@ -61,15 +75,15 @@ class Entailment(PerOption):
         return context.reasoning
 
     def read(self, request: dict[str, Any], answer: Answer, verdict: dict | None = None) -> Parsed:
-        return parse_yes_no(conclusion(answer.raw) if request.get("reasoning") else answer.raw)
+        return entailment_reading(answer, bool(request.get("reasoning")))[1]
 
     def new_outcome(self, item: dict[str, Any]) -> EntailmentOutcome:
         base = super().new_outcome(item)
         return EntailmentOutcome(item, scores=base.scores, keys=base.keys)
 
     def score(self, answer: Answer, outcome: ScoredOutcome, request: dict[str, Any]) -> float | None:
-        value, status = entailment_value(answer, bool(request.get("reasoning")))
-        outcome.parse_failures += status != "ok"
+        value, parsed = entailment_reading(answer, bool(request.get("reasoning")))
+        outcome.parse_failures += not parsed.ok
         return value
 
     def item_metrics(self, outcomes: Sequence[EntailmentOutcome], tie_policy: str) -> list[MetricValue]:

@@ -16,7 +16,7 @@ from ..items import VideoRef
 from ..once import OnceEach
 from .decode import VideoError, VideoUndecodable, decode_indices, frame_pixel_budget, probe
 from .diskcache import FrameDiskCache
-from .sampling import FramePlan, PartInfo, Sampling, ablation_order, plan_frames, window_frames
+from .sampling import FramePlan, PartInfo, Sampling, ablation_order, plan_frames, rate_frame_count, window_frames
 
 
 @dataclass
@@ -170,13 +170,26 @@ def frame_times(entries, parts, sampling: Sampling, gap: float = 0.0) -> tuple[l
     span = sum(durations) + (gap if len(parts) > 1 else 0.0)
     times = [durations[0] + gap / 2 if e is None else offsets[e[0]] + (e[1] - parts[e[0]].first) / parts[e[0]].fps
              for e in entries]
-    capped = sampling.fps is not None and len(entries) >= sampling.max_frames
+    capped = sampling.fps is not None and sampling.max_frames is not None and len(entries) >= sampling.max_frames
     rate = sampling.fps if sampling.fps is not None and not capped else len(entries) / max(span, 1e-9)
     return times, float(rate)
+
+
+def frames_asked(frames: Frames, sampling: Sampling) -> int | None:
+    """The frames an fps sampling asked for where its ``max_frames`` cap showed fewer (so
+    unevenly spaced, at a lower rate), else None. Read from the rate ``frame_times`` reports
+    for a capped plan (frames shown / seconds of timeline), so frames cached before this
+    question was asked answer it too."""
+    shown = len(frames.entries)
+    if (sampling.fps is None or sampling.max_frames is None or shown < sampling.max_frames
+            or not frames.sampled_fps):
+        return None
+    asked = rate_frame_count(shown / frames.sampled_fps, sampling.fps, sampling.strategy)
+    return asked if asked > shown else None
 
 
 def _entries_from(encoded: np.ndarray) -> list:
     return [None if int(p) < 0 else (int(p), int(i)) for p, i in encoded]
 
 
-__all__ = ["FrameStore", "Frames", "FrameStats", "VideoError", "content_key"]
+__all__ = ["FrameStore", "Frames", "FrameStats", "VideoError", "content_key", "frames_asked"]

@@ -14,11 +14,13 @@ Strategy = Literal["mid", "endpoints"]
 FrameOrder = Literal["natural", "shuffled", "reversed"]
 Entry = tuple[int, int] | None  # (part index, frame index) or a black frame
 MAX_FPS = 1000.0  # beyond any video's own rate: a bound on what a sampling can ask of a decoder
+DEFAULT_MAX_FRAMES = 64
 
 
 @dataclass(frozen=True)
 class Sampling:
-    """``frames`` uniform frames, or ``fps`` frames per second (at most ``max_frames``).
+    """``frames`` uniform frames, or ``fps`` frames per second (at most ``max_frames``; None:
+    every frame the rate asks for, 80 for a 10 s clip at 8 fps).
 
     ``mid`` takes the middle of each interval (VELOCITI's mid-second frames), ``endpoints``
     includes the first and last frame. ``order`` and ``single_frame`` are the
@@ -27,7 +29,7 @@ class Sampling:
 
     frames: int | None = 8
     fps: float | None = None
-    max_frames: int = 64
+    max_frames: int | None = DEFAULT_MAX_FRAMES
     strategy: Strategy = "mid"
     resize: tuple[int, int] | None = None  # (width, height)
     order: FrameOrder = "natural"
@@ -41,9 +43,9 @@ class Sampling:
             raise ValueError("frames must be at least 1")
         if self.fps is not None and not (0 < self.fps <= MAX_FPS):  # also NaN and inf
             raise ValueError(f"fps must be a positive number up to {MAX_FPS:g}, got {self.fps}")
-        if self.max_frames < 1:
+        if self.max_frames is not None and self.max_frames < 1:
             raise ValueError("max_frames must be at least 1")
-        if self.frames is not None and self.frames > self.max_frames:
+        if self.frames is not None and self.max_frames is not None and self.frames > self.max_frames:
             raise ValueError(f"{self.frames} frames is more than max_frames ({self.max_frames}); raise max_frames "
                              "(--max-frames) to show that many")
         if self.strategy not in ("mid", "endpoints"):
@@ -109,8 +111,8 @@ def uniform_positions(length: int, count: int, strategy: Strategy) -> list[int]:
     return [round(k * (length - 1) / (count - 1)) for k in range(count)]
 
 
-def _cap(entries: list[Entry], max_frames: int, strategy: Strategy) -> list[Entry]:
-    if len(entries) <= max_frames:
+def _cap(entries: list[Entry], max_frames: int | None, strategy: Strategy) -> list[Entry]:
+    if max_frames is None or len(entries) <= max_frames:
         return entries
     return [entries[p] for p in uniform_positions(len(entries), max_frames, strategy)]
 
@@ -123,6 +125,11 @@ def _rate_positions(duration: float, rate: float, strategy: Strategy) -> list[fl
         times.append(t)
         k += 1
     return times
+
+
+def rate_frame_count(duration: float, rate: float, strategy: Strategy) -> int:
+    """How many frames ``rate`` per second asks for on ``duration`` seconds, before any cap."""
+    return len(_rate_positions(duration, rate, strategy))
 
 
 @dataclass(frozen=True)
