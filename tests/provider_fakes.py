@@ -121,6 +121,25 @@ SHAPES = {"gemini": (gemini_violations, gemini_reply, "/v1beta"),  # check, repl
           "anthropic": (anthropic_violations, anthropic_reply, "")}
 
 
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet handler that answers JSON bytes, with extra headers; a client that hung up is no error."""
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, data, headers=()):
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers:
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
 class ProviderServer:
     """One provider's fake on loopback. ``script(handler, body, call)``, when set, answers in
     place of the documented reply (a test's misbehaving server); the shape is checked first."""
@@ -131,10 +150,7 @@ class ProviderServer:
         self.calls, self.violations, self.bodies = 0, [], []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 wrong = check(self.path, self.headers, body, model, key)
@@ -148,18 +164,6 @@ class ProviderServer:
                 if outer.script is not None:
                     return outer.script(self, body, call)
                 self.send(200, json.dumps(reply(body)).encode())
-
-            def send(self, status, data, headers=()):
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in headers:
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}{prefix}"

@@ -4,12 +4,13 @@ import json
 import os
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 pytest.importorskip("httpx")
 
+from provider_fakes import JsonHandler  # noqa: E402
 from timefoil.runner import RunConfig, run  # noqa: E402
 from timefoil.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
@@ -32,10 +33,7 @@ class FakeServer:
         self.paths = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(JsonHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with outer.lock:
@@ -64,26 +62,14 @@ class FakeServer:
                     return outer.script(self, body, call)
                 if failing:
                     if mode == 0:
-                        return self._send(429, b'{"error": "rate limited"}')
+                        return self.send(429, b'{"error": "rate limited"}')
                     if mode == 1:
-                        return self._send(500, b'{"error": "boom"}')
+                        return self.send(500, b'{"error": "boom"}')
                     if mode == 2:
                         time.sleep(0.6)  # past the client's timeout
-                        return self._send(200, b"{}")
-                    return self._send(200, b'{"choices": [')  # malformed
-                self._send(200, json.dumps(outer.reply(body)).encode())
-
-            def _send(self, status, data, headers=()):
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in headers:
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                        return self.send(200, b"{}")
+                    return self.send(200, b'{"choices": [')  # malformed
+                self.send(200, json.dumps(outer.reply(body)).encode())
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"

@@ -238,12 +238,7 @@ class ResponseCache:
     def _step_aside(self, exc: BaseException) -> None:
         """Said once; from here on every lookup misses and nothing is stored. The file is left
         as it is: a full disk or a read-only mount is no reason to lose what it holds."""
-        if self.db is not None:
-            try:
-                self.db.close()
-            except sqlite3.Error:
-                pass
-        self.db = None
+        self.close()
         print(f"timefoil: the response cache {self.path} cannot be used ({type(exc).__name__}: {exc}); "
               "going on without it (answers are still recorded in the run)", file=sys.stderr)
 
