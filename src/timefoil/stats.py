@@ -70,7 +70,7 @@ def _binomial_pmf(n: int, p: float) -> np.ndarray:
     return np.exp(logs)
 
 
-def _successes_pmf(chances: Sequence[float]) -> np.ndarray:
+def successes_pmf(chances: Sequence[float]) -> np.ndarray:
     """The distribution of X, a sum of independent Bernoulli(chance_i) (exact): items with the
     same chance form a binomial; the distinct binomials are convolved."""
     pmf = np.array([1.0])
@@ -80,25 +80,30 @@ def _successes_pmf(chances: Sequence[float]) -> np.ndarray:
     return pmf
 
 
-def upper_tail(successes: int, chances: Sequence[float]) -> float:
-    """P(X >= successes)."""
-    return float(min(1.0, max(0.0, _successes_pmf(chances)[successes:].sum())))
+def upper_tail(successes: int, chances: Sequence[float], null: np.ndarray | None = None) -> float:
+    """P(X >= successes); ``null``: the distribution of X where the units are not independent."""
+    pmf = successes_pmf(chances) if null is None else null
+    return float(min(1.0, max(0.0, pmf[successes:].sum())))
 
 
-def lower_tail(successes: int, chances: Sequence[float]) -> float:
+def lower_tail(successes: int, chances: Sequence[float], null: np.ndarray | None = None) -> float:
     """P(X <= successes): how surprising a result this far BELOW chance is."""
-    return float(min(1.0, max(0.0, _successes_pmf(chances)[:successes + 1].sum())))
+    pmf = successes_pmf(chances) if null is None else null
+    return float(min(1.0, max(0.0, pmf[:successes + 1].sum())))
 
 
-def proportion(name: str, outcomes: Sequence[bool], chances: Sequence[float], **extra: Any) -> MetricValue:
-    """Share of successes, with per-unit chance levels (heterogeneous chance allowed)."""
+def proportion(name: str, outcomes: Sequence[bool], chances: Sequence[float], null: np.ndarray | None = None,
+               **extra: Any) -> MetricValue:
+    """Share of successes, with per-unit chance levels (heterogeneous chance allowed). The units
+    are independent unless ``null`` gives the distribution of the number of successes."""
     n = len(outcomes)
     if n == 0:
         return MetricValue(name, None, 0, None, None, None, extra)
     k = int(sum(bool(x) for x in outcomes))
     chance = 100 * math.fsum(chances) / n  # exact: independent of the order of the units
-    return MetricValue(name, 100 * k / n, n, chance, wilson(k, n), upper_tail(k, chances),
-                       {"p_below": lower_tail(k, chances), **extra})
+    pmf = successes_pmf(chances) if null is None else null
+    return MetricValue(name, 100 * k / n, n, chance, wilson(k, n), upper_tail(k, chances, pmf),
+                       {"p_below": lower_tail(k, chances, pmf), **extra})
 
 
 def mean_of(name: str, parts: Sequence[MetricValue], **extra: Any) -> MetricValue:
