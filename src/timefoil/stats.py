@@ -122,13 +122,17 @@ def mean_of(name: str, parts: Sequence[MetricValue], **extra: Any) -> MetricValu
     se = math.sqrt(sum(_standard_error(p) ** 2 for p in parts)) / k
     low, high = (-100.0, 100.0) if difference else (0.0, 100.0)
     ci = (max(low, value - Z95 * se), min(high, value + Z95 * se))
+    below: dict[str, float] = {}
     if difference:
         p_value = math.erfc(abs(value - chance) / (se * math.sqrt(2))) if se > 0 else None
     else:
         var0 = sum((p.chance / 100) * (1 - p.chance / 100) / p.n for p in parts) / k**2
-        p_value = 0.5 * math.erfc(((value - chance) / 100) / math.sqrt(2 * var0)) if var0 > 0 else None
+        z = ((value - chance) / 100) / math.sqrt(2 * var0) if var0 > 0 else None
+        p_value = None if z is None else 0.5 * math.erfc(z)
+        if z is not None:  # the lower tail too, so a headline average below chance is marked as such
+            below = {"p_below": 0.5 * math.erfc(-z)}
     return MetricValue(name, value, sum(p.n for p in parts), chance, ci, p_value,
-                       {"parts": len(parts), **({"difference": True} if difference else {}), **extra})
+                       {"parts": len(parts), **below, **({"difference": True} if difference else {}), **extra})
 
 
 def _standard_error(part: MetricValue) -> float:
