@@ -13,6 +13,10 @@ from ..scoring import SummarySpec
 from ..video.sampling import Sampling
 
 
+# Labels of the rows in which a paper quotes its chance baseline (ViLMA's "random").
+CHANCE_LABELS = ("random", "chance", "random chance")
+
+
 class DataError(ValueError):
     """A benchmark file that cannot be used; the message names file, record and field."""
 
@@ -69,6 +73,17 @@ class Benchmark:
         for row in self.quoted:
             by_table.setdefault((row.source, row.protocol), []).append(row.describe())
         return "; ".join(f"{source} ({protocol}): {', '.join(rows)}" for (source, protocol), rows in by_table.items())
+
+    def paper_chance(self, protocol: str, name: str) -> float | None:
+        """The chance the paper states for a metric ("overall/group"), where a quoted row labelled
+        random or chance gives one; the same figure holds for the metric in every section."""
+        metric = name.rpartition("/")[2]
+        for row in self.quoted:
+            if row.protocol == protocol and row.label.lower() in CHANCE_LABELS:
+                for quoted, value in row.values.items():
+                    if quoted.rpartition("/")[2] == metric:
+                        return value
+        return None
 
     def prompts_for(self, variant: str | None) -> Prompts:
         if not variant:
