@@ -73,7 +73,9 @@ def outcomes_from_records(records: Iterable[dict[str, Any]], protocol: Protocol 
     by_item: dict[str, list[dict]] = defaultdict(list)
     for record in records:
         by_item[record["item"]["id"]].append(record)
-    return [protocol.outcome(recs) for recs in by_item.values()]
+    # in item order, whatever the order of the records (a sharded or streamed run's log is in
+    # another): blocks of shared requests are then enumerated the same way, to the last digit
+    return [protocol.outcome(by_item[item_id]) for item_id in sorted(by_item)]
 
 
 def _all_correct(name: str, outcomes: Sequence[Outcome], protocol: Protocol, tie_policy: str) -> MetricValue:
@@ -166,7 +168,7 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
                 metric = replace(metric, extra=dict(metric.extra, excludes=", ".join(left_out)))
             result.append(_named(metric, f"{section}/{metric.name}"))
     if len(tests) > 1:
-        averaged = [t for t in tests if t not in spec.average_excludes]
+        averaged = sorted(t for t in tests if t not in spec.average_excludes)
         averages = _means(result, tests, averaged, spec, protocol,
                           lambda wanted, n: f"overall/average {wanted}{_coverage(spec, n)}")
         for facet, members in spec.facets.items():  # the paper's facets: unweighted means of their tests
