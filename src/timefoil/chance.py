@@ -65,11 +65,19 @@ def null_distribution(events: Sequence[Event]) -> tuple[list[float], np.ndarray,
     """Each unit's chance, the distribution of the number of units right, and how units share:
     {"units sharing requests": m, "independent blocks": b} (empty when none share)."""
     blocks = _blocks(events)
-    chances = [probability(e) for e in events]
+    chances = [0.0] * len(events)
+    shared, joint = [], []
+    for block in blocks:
+        if len(block) == 1:
+            chances[block[0]] = probability(events[block[0]])
+        else:
+            shared.append(block)
+            joint.append(_block_pmf(*_canonical([events[i] for i in block])))
+            for i in block:
+                chances[i] = probability(events[i])
     pmf = successes_pmf([chances[b[0]] for b in blocks if len(b) == 1])
-    shared = [b for b in blocks if len(b) > 1]
-    for block in shared:
-        pmf = np.convolve(pmf, np.asarray(_block_pmf(*_canonical([events[i] for i in block]))))
+    for block_pmf in joint:
+        pmf = np.convolve(pmf, np.asarray(block_pmf))
     sharing = {"units sharing requests": sum(map(len, shared)), "independent blocks": len(blocks)} if shared else {}
     return chances, pmf, sharing
 
