@@ -120,7 +120,7 @@ def test_retrieval_ranks_every_text_once_and_agrees_with_pairwise_scores(suite, 
         register(saved)
     records = RunLog(str(tmp_path / "run")).read()
     main = [r for r in records if r["item"]["role"] != "proficiency"]
-    assert report.errors == 0 and report.get("overall/R@10 either").n == len(main) == report.items - report.get(
+    assert report.errors == 0 and report.get("overall/R@10 caption").n == len(main) == report.items - report.get(
         "overall/P").n
     pools = {r["item"]["test"]: r["request"] for r in records}
     assert model.stats["text_encodes"] == len(set(texts))

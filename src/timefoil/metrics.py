@@ -3,12 +3,10 @@ p-value against chance); chance levels are derived from the structure of what is
 """
 from __future__ import annotations
 
-import itertools
 import math
-import random
-from functools import lru_cache
 from typing import Hashable, Mapping, Sequence
 
+from .chance import NO, YES, Beats, Event, Within, event_proportion, probability
 from .stats import MetricValue, mean_of, paired_difference, proportion
 
 TIE_POLICIES = ("strict", "ties-correct")
@@ -29,10 +27,18 @@ def rank_outcome(scores: Scores, target: int, tie_policy: str = "strict") -> tup
 
 
 def ranking_accuracy(name: str, score_lists: Sequence[Scores], targets: Sequence[int],
-                     tie_policy: str = "strict") -> MetricValue:
+                     tie_policy: str = "strict", keys: Sequence[Sequence[Hashable]] | None = None) -> MetricValue:
+    """``keys``: each option's request key (options asking the same request share a score);
+    without them every score is its own request."""
+    keys = keys or [[(i, j) for j in range(len(s))] for i, s in enumerate(score_lists)]
     results = [rank_outcome(s, t, tie_policy) for s, t in zip(score_lists, targets)]
-    return proportion(name, [c for c, _ in results], [1 / len(s) for s in score_lists],
-                      ties=sum(t for _, t in results), tie_policy=tie_policy)
+    return event_proportion(name, [c for c, _ in results], [ranks_above(k, t) for k, t in zip(keys, targets)],
+                            ties=sum(t for _, t in results), tie_policy=tie_policy)
+
+
+def ranks_above(keys: Sequence[Hashable], target: int) -> Event:
+    """The target's score above every other option's (ties have no weight under random scores)."""
+    return tuple(Beats(keys[target], k) for j, k in enumerate(keys) if j != target)
 
 
 # -- groups: Vinoground text/video/group, MBA, P+T ----------------------------------------
@@ -51,23 +57,7 @@ def similarity_group_chance(comparisons: Sequence[tuple[Hashable, Sequence[Hasha
     """Chance that every comparison (winner beats each loser) holds when each distinct score
     key gets an independent continuous random score. Comparisons that share a score (the
     2x2 matrix of a Vinoground pair) are not independent: 1/6 there, not 1/16."""
-    names = sorted({k for w, losers in comparisons for k in (w, *losers)}, key=str)
-    index = {k: i for i, k in enumerate(names)}
-    canonical = tuple(sorted((index[w], tuple(sorted(index[x] for x in losers))) for w, losers in comparisons))
-    return _rank_chance(len(names), canonical)
-
-
-@lru_cache(maxsize=4096)
-def _rank_chance(n_keys: int, comparisons: tuple) -> float:
-    def holds(rank) -> bool:
-        return all(rank[w] > rank[x] for w, losers in comparisons for x in losers)
-
-    if n_keys <= 8:  # exact: every ordering of the distinct scores is equally likely
-        perms = list(itertools.permutations(range(n_keys)))
-        return sum(holds(p) for p in perms) / len(perms)
-    rng = random.Random(0)
-    draws = 200_000
-    return sum(holds([rng.random() for _ in range(n_keys)]) for _ in range(draws)) / draws
+    return probability(tuple(Beats(w, x) for w, losers in comparisons for x in losers))
 
 
 def winoground_scores(matrices: Sequence[Sequence[Sequence[float]]]) -> list[MetricValue]:
@@ -91,42 +81,82 @@ def _e_ok(value: float | None, positive: bool) -> bool:
     return value is not None and (value > 0.5 if positive else value < 0.5)
 
 
-def strict_vle(e_pos: Scores, e_neg: Sequence[Scores]) -> MetricValue:
-    """Right iff e(V,C+) > 0.5 and every e(V,C-) < 0.5; chance (1/2)^(1+foils)."""
+# Request keys of an item's captions: (the positive's, the negatives'). Items that ask the same
+# (video, caption) question share its key and so its answer; without keys each caption is its own.
+CaptionKeys = Sequence[tuple[Hashable, Sequence[Hashable]]]
+
+
+def _own_keys(e_neg: Sequence[Scores]) -> list[tuple[Hashable, list[Hashable]]]:
+    return [((i, 0), [(i, j + 1) for j in range(len(negs))]) for i, negs in enumerate(e_neg)]
+
+
+def strict_event(pos: Hashable, negs: Sequence[Hashable]) -> Event:
+    """e(V,C+) > 0.5 and every e(V,C-) < 0.5: one coin per distinct request."""
+    return (Within(pos, YES), *(Within(x, NO) for x in negs))
+
+
+def strict_vle(e_pos: Scores, e_neg: Sequence[Scores], keys: CaptionKeys | None = None) -> MetricValue:
+    """Right iff e(V,C+) > 0.5 and every e(V,C-) < 0.5; chance (1/2)^(1+foils) for items that
+    share no request."""
+    keys = keys or _own_keys(e_neg)
     ok = [_e_ok(p, True) and all(_e_ok(x, False) for x in negs) for p, negs in zip(e_pos, e_neg)]
-    return proportion("StrictVLE", ok, [0.5 ** (1 + len(n)) for n in e_neg])
+    return event_proportion("StrictVLE", ok, [strict_event(p, n) for p, n in keys])
 
 
-def classic_vle(e_pos: Scores, e_neg: Sequence[Scores]) -> MetricValue:
-    """Right iff e(V,C+) beats every e(V,C-) (strictly); chance 1/(1+foils)."""
+def classic_vle(e_pos: Scores, e_neg: Sequence[Scores], keys: CaptionKeys | None = None) -> MetricValue:
+    """Right iff e(V,C+) beats every e(V,C-) (strictly); chance 1/(1+foils) for items that share
+    no request."""
+    keys = keys or _own_keys(e_neg)
     ok = [rank_outcome([p, *negs], 0)[0] for p, negs in zip(e_pos, e_neg)]
-    return proportion("ClassicVLE", ok, [1 / (1 + len(n)) for n in e_neg])
+    return event_proportion("ClassicVLE", ok, [ranks_above([p, *n], 0) for p, n in keys])
 
 
-def positive_accuracy(e_pos: Scores) -> MetricValue:
-    return proportion("acc(pos)", [_e_ok(p, True) for p in e_pos], [0.5] * len(e_pos))
+def positive_accuracy(e_pos: Scores, keys: Sequence[Hashable] | None = None) -> MetricValue:
+    """e(V,C+) > 0.5 over the distinct positive requests: a positive that several items ask (every
+    question of a TemporalBench video, a VELOCITI caption in two tests) is one answer, counted once."""
+    distinct = dict(zip(keys or range(len(e_pos)), e_pos))
+    return event_proportion("acc(pos)", [_e_ok(p, True) for p in distinct.values()],
+                            [(Within(k, YES),) for k in distinct])
 
 
-def negative_accuracy_given_positive(e_pos: Scores, e_neg: Sequence[Scores]) -> MetricValue:
-    """Accuracy on negatives among items whose positive was right."""
-    kept = [negs for p, negs in zip(e_pos, e_neg) if _e_ok(p, True)]
-    return proportion("acc(neg|pos)", [all(_e_ok(x, False) for x in negs) for negs in kept],
-                      [0.5 ** len(n) for n in kept])
+def negative_accuracy_given_positive(e_pos: Scores, e_neg: Sequence[Scores],
+                                     keys: CaptionKeys | None = None) -> MetricValue:
+    """Accuracy on negatives among items whose positive was right. Chance is conditional on the
+    positives' answers: a negative that is another item's positive request has its answer known."""
+    keys = keys or _own_keys(e_neg)
+    known = {k: _e_ok(p, True) for p, (k, _) in zip(e_pos, keys)}
+    kept = [(negs, neg_keys) for p, negs, (_, neg_keys) in zip(e_pos, e_neg, keys) if _e_ok(p, True)]
+
+    def wrong_if_known(key: Hashable) -> Within:
+        return Within(key, NO if key not in known else ((0.0, 1.0),) if not known[key] else ())
+
+    return event_proportion("acc(neg|pos)", [all(_e_ok(x, False) for x in negs) for negs, _ in kept],
+                            [tuple(map(wrong_if_known, neg_keys)) for _, neg_keys in kept])
 
 
 # -- choice ----------------------------------------------------------------------------
-def accuracy(name: str, correct: Sequence[bool], n_options: Sequence[int]) -> MetricValue:
-    """Binary or multi-choice accuracy; chance 1/options per question."""
-    return proportion(name, correct, [1 / k for k in n_options])
+def picks(key: Hashable, position: int, n_options: int) -> Event:
+    """A choice request among ``n_options`` letters names the one at ``position``."""
+    return (Within(key, ((position / n_options, (position + 1) / n_options),)),)
 
 
-def order_metrics(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> list[MetricValue]:
+def accuracy(name: str, correct: Sequence[bool], n_options: Sequence[int],
+             events: Sequence[Event] | None = None) -> MetricValue:
+    """Binary or multi-choice accuracy; chance 1/options per distinct question."""
+    events = events or [picks(i, 0, k) for i, k in enumerate(n_options)]
+    return event_proportion(name, correct, events)
+
+
+def order_metrics(correct_a: Sequence[bool], correct_b: Sequence[bool], events_a: Sequence[Event] | None = None,
+                  events_b: Sequence[Event] | None = None) -> list[MetricValue]:
     """Two-option questions asked twice: the true option shown as A, then as B.
     Returns acc_A, acc_B, bias = acc_B - acc_A (points), and A∧B (both right)."""
-    n = len(correct_a)
-    return [proportion("acc_A", correct_a, [0.5] * n), proportion("acc_B", correct_b, [0.5] * n),
+    events_a = events_a or [picks((i, "A"), 0, 2) for i in range(len(correct_a))]
+    events_b = events_b or [picks((i, "B"), 1, 2) for i in range(len(correct_b))]
+    return [event_proportion("acc_A", correct_a, events_a), event_proportion("acc_B", correct_b, events_b),
             paired_difference("bias", correct_a, correct_b),
-            proportion("A∧B", [a and b for a, b in zip(correct_a, correct_b)], [0.25] * n)]
+            event_proportion("A∧B", [a and b for a, b in zip(correct_a, correct_b)],
+                             [a + b for a, b in zip(events_a, events_b)])]
 
 
 # -- retrieval -------------------------------------------------------------------------
@@ -146,6 +176,18 @@ def recall_chance(total: int, relevant: int, k: int) -> float:
     return 1 - math.comb(total - relevant, k) / math.comb(total, k) if k < total else 1.0
 
 
+def recall_events(key: Hashable, total: int, negatives: int, k: int) -> dict[str, Event]:
+    """One random ranking of ``total`` texts, as spans of its request's draw: the caption in the
+    top k, and one of its ``negatives`` counterfactuals in the top k, with their exact joint
+    chance (both: the caption in the top k less the k-sets holding it and no counterfactual)."""
+    caption, counterfactual = recall_chance(total, 1, k), recall_chance(total, negatives, k)
+    alone = math.comb(total - 1 - negatives, k - 1) / math.comb(total, k) if k < total else 0.0
+    both = caption - alone
+    return {"caption": (Within(key, ((0.0, caption),)),),
+            "counterfactual": (Within(key, ((0.0, both), (caption, caption + counterfactual - both))),)}
+
+
 __all__ = ["TIE_POLICIES", "accuracy", "all_correct", "classic_vle", "independent_chance", "mean_of",
-           "negative_accuracy_given_positive", "order_metrics", "positive_accuracy", "rank_outcome",
-           "ranking_accuracy", "recall_at_k", "similarity_group_chance", "strict_vle", "winoground_scores"]
+           "negative_accuracy_given_positive", "order_metrics", "picks", "positive_accuracy", "rank_outcome",
+           "ranking_accuracy", "ranks_above", "recall_at_k", "recall_events", "similarity_group_chance",
+           "strict_event", "strict_vle", "winoground_scores"]

@@ -83,6 +83,8 @@ def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
     if metric.extra.get("warning"):
         text.append(" !", style="red")
     below = [f"c {metric.chance:.1f}"] if metric.chance is not None else []
+    if metric.extra.get("paper_chance") is not None:  # the paper marks its table against this one
+        below.append(f"paper c {metric.extra['paper_chance']:.1f}")
     if n is not None and metric.n != n:
         below.append(f"n {metric.n}")
     if below:  # a second line: this number's own chance (and n), not the overall one
@@ -151,16 +153,12 @@ def headline_name(report: ScoreReport) -> str | None:
     return found or next((m.name for m in report.metrics if split_name(m.name)[0] == "overall"), None)
 
 
-# Labels of the rows in which a paper quotes its chance baseline (ViLMA's "random").
-CHANCE_LABELS = ("random", "chance", "random chance")
-
-
 def nominal_chance(benchmark: str, protocol: str, name: str) -> float | None:
     """The chance level the paper states for a metric, where it quotes one."""
-    for row in quoted_rows(benchmark, protocol, [name]):
-        if row.label.lower() in CHANCE_LABELS and name in row.values:
-            return row.values[name]
-    return None
+    try:
+        return get_benchmark(benchmark).paper_chance(protocol, name)
+    except ValueError:
+        return None
 
 
 def _words(text: str) -> set[str]:
@@ -212,7 +210,8 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
         if len(group) > 1:
             console.print(comparison_table(group))
     console.print("bold: above chance (one-sided p < 0.05) · ▼: below chance (p < 0.05) · "
-                  "±: half-width of the 95% CI · c: that number's chance · n: its own count where it differs "
+                  "±: half-width of the 95% CI · c: that number's chance · paper c: the chance the paper states, "
+                  "where it differs · n: its own count where it differs "
                   "from the row's · !: joined videos with fewer than 3 frames · "
                   "paper ·: quoted from the paper, not run here", style="dim")
 

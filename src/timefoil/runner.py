@@ -12,7 +12,7 @@ import platform
 import subprocess
 import time
 from collections import Counter, OrderedDict, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from .answering import Answerer, Entry
@@ -30,6 +30,7 @@ from .redaction import redact
 from .requests import Answer, Request
 from .scoring import ScoreReport, score_records
 from .sharding import Shard, VideoUnits, assign, plan_digest, unit_costs
+from .stats import MetricValue
 from .store import CONFIG, SHARD, ResponseCache, RunLock, RunLockError, RunLog, write_json
 from .threads import apply_threads
 from .video.frames import FRAMES_FORMAT, FrameStore
@@ -460,15 +461,24 @@ def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
     meta, records = load_run(run_dir)
     config = meta["config"]
     try:
-        spec = get_benchmark(config["benchmark"]).summary
+        benchmark = get_benchmark(config["benchmark"])
     except ValueError as exc:
         raise RunError(f"{run_dir}: {exc} (a run of a benchmark this timefoil does not know cannot be scored)") \
             from None
     report = score_records(records, benchmark=config["benchmark"], model=config["model"],
-                           protocol=config["protocol"], spec=spec, tie_policy=tie_policy,
+                           protocol=config["protocol"], spec=benchmark.summary, tie_policy=tie_policy,
                            elsewhere=meta["elsewhere"])
     report.corrupt_lines = meta["corrupt_lines"]
+    report.metrics = [with_paper_chance(m, benchmark.paper_chance(config["protocol"], m.name)) for m in report.metrics]
     return report
+
+
+def with_paper_chance(metric: MetricValue, stated: float | None) -> MetricValue:
+    """The paper's nominal chance beside the exact one, where they differ (Vinoground marks its
+    group scores against 16.67, while four independent two-way choices give 6.25)."""
+    if stated is None or metric.chance is None or abs(stated - metric.chance) < 0.05:
+        return metric
+    return replace(metric, extra={**metric.extra, "paper_chance": stated})
 
 
 def run(config: RunConfig, run_dir: str, **options) -> ScoreReport:

@@ -12,8 +12,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
 from . import metrics as M
+from .chance import event_proportion
 from .protocols import Outcome, Protocol, get_protocol
-from .stats import MetricValue, proportion
+from .protocols.base import group_event
+from .stats import MetricValue
+
+DEGENERATE = "joined videos sampled with fewer than 3 frames: video scores are meaningless"
+# Requests asked in several tests (VELOCITI asks 54 positive captions in two tests): each test
+# counts them as the paper does; a pooled section (overall, a category) enumerates them once; a
+# mean over tests takes the tests as independent and says how many requests they share.
+SHARED_POLICY = "each part counts its shared requests; the mean takes the parts as independent"
 
 
 @dataclass(frozen=True)
@@ -22,7 +30,7 @@ class SummarySpec:
     # metric(s) averaged over tests ("average X"), or per protocol
     average: str | tuple[str, ...] | dict[str, str | tuple[str, ...]] | None = None
     average_excludes: tuple[str, ...] = ()  # tests left out of averages and of "overall" (VELOCITI's control)
-    facets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "facet:<name>" pools these tests
+    facets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # "facet:<name>": the mean of these tests
     tests: tuple[str, ...] = ()  # every test of the paper: an average over fewer says so in its name
     rename: dict[str, str] = field(default_factory=dict)  # e.g. {"accuracy": "T"}
     multichoice_rename: dict[str, str] | None = None  # used instead where every item has 3+ options
@@ -65,15 +73,19 @@ def outcomes_from_records(records: Iterable[dict[str, Any]], protocol: Protocol 
     by_item: dict[str, list[dict]] = defaultdict(list)
     for record in records:
         by_item[record["item"]["id"]].append(record)
-    return [protocol.outcome(recs) for recs in by_item.values()]
+    # in item order, whatever the order of the records (a sharded or streamed run's log is in
+    # another): blocks of shared requests are then enumerated the same way, to the last digit
+    return [protocol.outcome(by_item[item_id]) for item_id in sorted(by_item)]
 
 
 def _all_correct(name: str, outcomes: Sequence[Outcome], protocol: Protocol, tie_policy: str) -> MetricValue:
+    """A group counts only if all its items are right. Its chance enumerates the distinct
+    requests of its items (a proficiency caption equal to the main one is asked once)."""
     groups: dict[str, list[Outcome]] = defaultdict(list)
     for o in outcomes:
         groups[o.item["group_id"]].append(o)
-    return M.all_correct(name, {g: [o.correct(tie_policy) for o in os] for g, os in groups.items()},
-                         {g: protocol.group_chance(os) for g, os in groups.items()})
+    return event_proportion(name, [all(o.correct(tie_policy) for o in os) for os in groups.values()],
+                            [group_event(os) for os in groups.values()])
 
 
 def _has_groups(outcomes: Sequence[Outcome]) -> bool:
@@ -91,34 +103,34 @@ def section_metrics(outcomes: Sequence[Outcome], protocol: Protocol, spec: Summa
     (MBA in a category where each video has one question) and still count."""
     main = [o for o in outcomes if not o.is_proficiency]
     proficiency = [o for o in outcomes if o.is_proficiency]
-    result: list[MetricValue] = []
+    result: list[tuple[MetricValue, Sequence[Outcome]]] = []  # each metric with the items it covers
     if main:
-        result += protocol.item_metrics(main, tie_policy)
+        result += [(m, main) for m in protocol.item_metrics(main, tie_policy)]
     if proficiency:
-        result.append(proportion("P", [o.correct(tie_policy) for o in proficiency],
-                                 [o.chance() for o in proficiency]))
+        result.append((event_proportion("P", [o.correct(tie_policy) for o in proficiency],
+                                        [o.event() for o in proficiency]), proficiency))
     roles = sorted({o.item["role"] for o in main})
     roles_in_group: dict[str, set] = defaultdict(set)
     for o in main:
         roles_in_group[o.item["group_id"]].add(o.item["role"])
     if len(roles) > 1 and all(len(r) > 1 for r in roles_in_group.values()):  # e.g. Vinoground text/video
         for role in roles:
-            result.append(_all_correct(role, [o for o in main if o.item["role"] == role], protocol, tie_policy))
+            members = [o for o in main if o.item["role"] == role]
+            result.append((_all_correct(role, members, protocol, tie_policy), members))
     if main and (_has_groups(outcomes) if grouped is None else grouped):
-        result.append(_all_correct(spec.group_metric, main, protocol, tie_policy))
+        result.append((_all_correct(spec.group_metric, main, protocol, tie_policy), main))
     if proficiency and main:
-        result.append(_all_correct("P+T", outcomes, protocol, tie_policy))
+        result.append((_all_correct("P+T", outcomes, protocol, tie_policy), outcomes))
     failures = sum(o.parse_failures for o in outcomes)
     errors = sum(bool(o.errors) or bool(o.unanswered) for o in outcomes)
-    flagged = any(o.degenerate for o in outcomes)
     rename = spec.rename
     if spec.multichoice_rename is not None and all(o.n_options > 2 for o in outcomes):
         rename = spec.multichoice_rename
     out = []
-    for metric in result:
+    for metric, covered in result:
         extra = dict(metric.extra, parse_failures=failures, errors=errors)
-        if flagged:
-            extra["warning"] = "joined videos sampled with fewer than 3 frames: video scores are meaningless"
+        if any(o.degenerate for o in covered):  # the text score, which shows no joined video, stays valid
+            extra["warning"] = DEGENERATE
         out.append(MetricValue(rename.get(metric.name, metric.name), metric.value, metric.n,
                                metric.chance, metric.ci95, metric.p_value, extra))
     return out
@@ -145,10 +157,6 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
         if len(tests) > 1:
             sections[test] = outs
         sections.update(sorted((k, v) for k, v in subtests.items() if k.split("/")[0] == test))
-    for facet, members in spec.facets.items():
-        outs = [o for test in members for o in tests.get(test, [])]
-        if outs and len(tests) > 1:
-            sections[f"facet:{facet}"] = outs
     if spec.categories:
         sections.update(sorted(categories.items()))
     left_out = sorted({o.item["test"] for o in outcomes} - {o.item["test"] for o in pooled})
@@ -160,14 +168,41 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
                 metric = replace(metric, extra=dict(metric.extra, excludes=", ".join(left_out)))
             result.append(_named(metric, f"{section}/{metric.name}"))
     if len(tests) > 1:
-        averages = []
-        for wanted in averaged_metrics(spec, protocol.name):
-            parts = [m for m in result for t in tests if t not in spec.average_excludes and m.name == f"{t}/{wanted}"]
-            if parts:
-                name = f"average {wanted}{_coverage(spec, len(parts))}"
-                averages.append(_named(M.mean_of(name, parts), f"overall/{name}"))
+        averaged = sorted(t for t in tests if t not in spec.average_excludes)
+        averages = _means(result, tests, averaged, spec, protocol,
+                          lambda wanted, n: f"overall/average {wanted}{_coverage(spec, n)}")
+        for facet, members in spec.facets.items():  # the paper's facets: unweighted means of their tests
+            present = [t for t in members if t in tests]
+            if present:
+                result += _means(result, tests, present, spec, protocol, lambda wanted, n, facet=facet, members=members:
+                                 f"facet:{facet}/{wanted}" + (f" ({n} of {len(members)} tests)" if n < len(members)
+                                                              else ""))
         result[:0] = averages
     return result
+
+
+def _means(result: list[MetricValue], tests: dict[str, list[Outcome]], members: list[str], spec: SummarySpec,
+           protocol: Protocol, named) -> list[MetricValue]:
+    """The unweighted mean of the member tests' values of each averaged metric, ``named(metric,
+    parts)``; the tests are taken as independent (SHARED_POLICY)."""
+    shared = _shared_requests([tests[t] for t in members])
+    means = []
+    for wanted in averaged_metrics(spec, protocol.name):
+        parts = [m for t in members for m in result if m.name == f"{t}/{wanted}"]
+        if parts:
+            name = named(wanted, len(parts))
+            extra = {"shared_requests": shared, "shared_policy": SHARED_POLICY} if shared else {}
+            means.append(M.mean_of(name, parts, tests=", ".join(members), **extra))
+    return means
+
+
+def _shared_requests(parts: list[list[Outcome]]) -> int:
+    """Distinct requests asked in more than one of ``parts``."""
+    seen: dict[str, int] = defaultdict(int)
+    for outcomes in parts:
+        for key in {k for o in outcomes for k in o.request_keys if k}:
+            seen[key] += 1
+    return sum(count > 1 for count in seen.values())
 
 
 def _coverage(spec: SummarySpec, parts: int) -> str:

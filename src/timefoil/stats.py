@@ -70,7 +70,7 @@ def _binomial_pmf(n: int, p: float) -> np.ndarray:
     return np.exp(logs)
 
 
-def _successes_pmf(chances: Sequence[float]) -> np.ndarray:
+def successes_pmf(chances: Sequence[float]) -> np.ndarray:
     """The distribution of X, a sum of independent Bernoulli(chance_i) (exact): items with the
     same chance form a binomial; the distinct binomials are convolved."""
     pmf = np.array([1.0])
@@ -80,25 +80,30 @@ def _successes_pmf(chances: Sequence[float]) -> np.ndarray:
     return pmf
 
 
-def upper_tail(successes: int, chances: Sequence[float]) -> float:
-    """P(X >= successes)."""
-    return float(min(1.0, max(0.0, _successes_pmf(chances)[successes:].sum())))
+def upper_tail(successes: int, chances: Sequence[float], null: np.ndarray | None = None) -> float:
+    """P(X >= successes); ``null``: the distribution of X where the units are not independent."""
+    pmf = successes_pmf(chances) if null is None else null
+    return float(min(1.0, max(0.0, pmf[successes:].sum())))
 
 
-def lower_tail(successes: int, chances: Sequence[float]) -> float:
+def lower_tail(successes: int, chances: Sequence[float], null: np.ndarray | None = None) -> float:
     """P(X <= successes): how surprising a result this far BELOW chance is."""
-    return float(min(1.0, max(0.0, _successes_pmf(chances)[:successes + 1].sum())))
+    pmf = successes_pmf(chances) if null is None else null
+    return float(min(1.0, max(0.0, pmf[:successes + 1].sum())))
 
 
-def proportion(name: str, outcomes: Sequence[bool], chances: Sequence[float], **extra: Any) -> MetricValue:
-    """Share of successes, with per-unit chance levels (heterogeneous chance allowed)."""
+def proportion(name: str, outcomes: Sequence[bool], chances: Sequence[float], null: np.ndarray | None = None,
+               **extra: Any) -> MetricValue:
+    """Share of successes, with per-unit chance levels (heterogeneous chance allowed). The units
+    are independent unless ``null`` gives the distribution of the number of successes."""
     n = len(outcomes)
     if n == 0:
         return MetricValue(name, None, 0, None, None, None, extra)
     k = int(sum(bool(x) for x in outcomes))
     chance = 100 * math.fsum(chances) / n  # exact: independent of the order of the units
-    return MetricValue(name, 100 * k / n, n, chance, wilson(k, n), upper_tail(k, chances),
-                       {"p_below": lower_tail(k, chances), **extra})
+    pmf = successes_pmf(chances) if null is None else null
+    return MetricValue(name, 100 * k / n, n, chance, wilson(k, n), upper_tail(k, chances, pmf),
+                       {"p_below": lower_tail(k, chances, pmf), **extra})
 
 
 def mean_of(name: str, parts: Sequence[MetricValue], **extra: Any) -> MetricValue:
@@ -117,13 +122,17 @@ def mean_of(name: str, parts: Sequence[MetricValue], **extra: Any) -> MetricValu
     se = math.sqrt(sum(_standard_error(p) ** 2 for p in parts)) / k
     low, high = (-100.0, 100.0) if difference else (0.0, 100.0)
     ci = (max(low, value - Z95 * se), min(high, value + Z95 * se))
+    below: dict[str, float] = {}
     if difference:
         p_value = math.erfc(abs(value - chance) / (se * math.sqrt(2))) if se > 0 else None
     else:
         var0 = sum((p.chance / 100) * (1 - p.chance / 100) / p.n for p in parts) / k**2
-        p_value = 0.5 * math.erfc(((value - chance) / 100) / math.sqrt(2 * var0)) if var0 > 0 else None
+        z = ((value - chance) / 100) / math.sqrt(2 * var0) if var0 > 0 else None
+        p_value = None if z is None else 0.5 * math.erfc(z)
+        if z is not None:  # the lower tail too, so a headline average below chance is marked as such
+            below = {"p_below": 0.5 * math.erfc(-z)}
     return MetricValue(name, value, sum(p.n for p in parts), chance, ci, p_value,
-                       {"parts": len(parts), **({"difference": True} if difference else {}), **extra})
+                       {"parts": len(parts), **below, **({"difference": True} if difference else {}), **extra})
 
 
 def _standard_error(part: MetricValue) -> float:

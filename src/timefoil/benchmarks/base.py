@@ -15,6 +15,9 @@ from ..video.sampling import Sampling
 MAX_SECONDS = 1e6  # a time beyond 11 days is no place in any benchmark's video
 MAX_INDEX = 10_000  # more options than this is no question
 
+# Labels of the rows in which a paper quotes its chance baseline (ViLMA's "random").
+CHANCE_LABELS = ("random", "chance", "random chance")
+
 
 class DataError(ValueError):
     """A benchmark file that cannot be used; the message names file, record and field."""
@@ -72,6 +75,17 @@ class Benchmark:
         for row in self.quoted:
             by_table.setdefault((row.source, row.protocol), []).append(row.describe())
         return "; ".join(f"{source} ({protocol}): {', '.join(rows)}" for (source, protocol), rows in by_table.items())
+
+    def paper_chance(self, protocol: str, name: str) -> float | None:
+        """The chance the paper states for a metric ("overall/group"), where a quoted row labelled
+        random or chance gives one; the same figure holds for the metric in every section."""
+        metric = name.rpartition("/")[2]
+        for row in self.quoted:
+            if row.protocol == protocol and row.label.lower() in CHANCE_LABELS:
+                for quoted, value in row.values.items():
+                    if quoted.rpartition("/")[2] == metric:
+                        return value
+        return None
 
     def prompts_for(self, variant: str | None, protocol: str | None = None) -> Prompts:
         """A variant's prompts; one written for other protocols than ``protocol`` is refused

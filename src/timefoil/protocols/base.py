@@ -2,11 +2,11 @@
 from stored records, and the ``Protocol`` interface the runner, scoring and report call."""
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..chance import Event, Within, probability
 from ..items import Item, VideoRef
 from ..parsing import Parsed
 from ..requests import Answer, Request
@@ -106,6 +106,7 @@ class Outcome:
     parse_failures: int = 0
     unanswered: int = 0
     degenerate: bool = False
+    request_keys: list[str] = field(default_factory=list)  # the distinct requests its answers came from
 
     @property
     def target(self) -> int:
@@ -123,8 +124,13 @@ class Outcome:
         """Whether the item counts as right in group scores."""
         return False
 
+    def event(self) -> Event:
+        """What ``correct()`` asks of the random model's one draw per distinct request (see
+        chance.py): items that ask the same request share its draw. Never right by default."""
+        return (Within(("never", self.item["id"]), ()),)
+
     def chance(self) -> float:
-        return 0.0
+        return probability(self.event())
 
     def tie(self) -> bool:
         return False
@@ -207,16 +213,28 @@ class Protocol(ABC):
         out.unanswered = max(0, first["expected"] - len(latest))
         for record in latest.values():
             answer = Answer.from_json(record["answer"])
-            out.degenerate = out.degenerate or bool(record.get("frames", {}).get("degenerate"))
+            out.degenerate = out.degenerate or self.degenerate(record)
+            out.request_keys.append(record["request"].get("key"))
             if answer.error:
                 out.errors.append(answer.error)
             self.take(out, record["request"], answer, judge_verdict(record))
         return out
+
+    def degenerate(self, record: dict[str, Any]) -> bool:
+        """Whether the frames a record was answered on cannot show what the question asks."""
+        return bool((record.get("frames") or {}).get("degenerate"))
 
     @abstractmethod
     def item_metrics(self, outcomes: Sequence[Outcome], tie_policy: str) -> list[MetricValue]:
         """The protocol's metrics over main items (proficiency and group scores are generic)."""
 
     def group_chance(self, outcomes: Sequence[Outcome]) -> float:
-        """Chance that every outcome of a group is right (independent by default)."""
-        return math.prod(o.chance() for o in outcomes)
+        """Chance that every outcome of a group is right: items that ask the same request (a
+        ViLMA proficiency caption equal to the main one, a TemporalBench positive asked with
+        each negative) share its one random answer."""
+        return probability(group_event(outcomes))
+
+
+def group_event(outcomes: Sequence[Outcome]) -> Event:
+    """Every outcome of a group right."""
+    return tuple(c for o in outcomes for c in o.event())

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .. import metrics as M
+from ..chance import Event, event_proportion
 from ..hashing import stable_hash
 from ..items import Item, VideoRef
 from ..parsing import Parsed, conclusion, parse_choice
@@ -31,6 +32,7 @@ class Trial:
     chosen: int | None  # option index, None if unparsed or failed
     correct: bool
     status: str  # parse status or "error"
+    key: str = ""  # the request's key: a question asked twice (a duplicated item) is one answer
 
 
 @dataclass
@@ -40,8 +42,14 @@ class ChoiceOutcome(Outcome):
     def correct(self, tie_policy: str = "strict") -> bool:
         return not self.unanswered and bool(self.trials) and all(t.correct for t in self.trials)
 
-    def chance(self) -> float:
-        return (1 / self.n_options) ** max(1, len(self.trials))
+    def trial_events(self) -> list[Event]:
+        """One per question asked: its answered trials, then one per unanswered request."""
+        return [M.picks(t.key or ("trial", self.item["id"], t.position), t.position, self.n_options)
+                for t in self.trials] + [M.picks(("unanswered", self.item["id"], j), 0, self.n_options)
+                                         for j in range(self.unanswered)]
+
+    def event(self) -> Event:
+        return tuple(c for e in self.trial_events() for c in e)
 
 
 def target_positions(items: Sequence[Item], policy: str, seed: int) -> dict[str, list[int]]:
@@ -160,29 +168,40 @@ class Choice(Protocol):
             text = JUDGE_MANY.format(options=options, response=answer.raw, letters=", ".join(labels))
         return Request("generation", None, text, max_tokens=4)
 
+    def degenerate(self, record: dict[str, Any]) -> bool:
+        """Also a published pre-joined video (one file holding both clips and the black gap)
+        shown in fewer than 3 frames: it cannot show a frame of each clip and of the gap."""
+        frames = record.get("frames") or {}
+        shown = frames.get("n")
+        joined = record["item"].get("options_are") == "videos" and not frames.get("blind")
+        return super().degenerate(record) or (joined and shown is not None and shown < 3)
+
     def new_outcome(self, item: dict[str, Any]) -> ChoiceOutcome:
         return ChoiceOutcome(item)
 
     def take(self, outcome: ChoiceOutcome, request: dict[str, Any], answer: Answer, verdict: dict | None) -> None:
+        key = request.get("key", "")
         if answer.error:
-            outcome.trials.append(Trial(request["position"], None, False, "error"))
+            outcome.trials.append(Trial(request["position"], None, False, "error", key))
         else:
             parsed = self.read(request, answer, verdict)
             chosen = request["order"][request["labels"].index(parsed.value)] if parsed.ok else None
             outcome.parse_failures += not parsed.ok
-            outcome.trials.append(Trial(request["position"], chosen, chosen == outcome.target, parsed.status))
+            outcome.trials.append(Trial(request["position"], chosen, chosen == outcome.target, parsed.status, key))
         outcome.trials.sort(key=lambda t: t.position)
 
     def item_metrics(self, outcomes: Sequence[ChoiceOutcome], tie_policy: str) -> list[MetricValue]:
-        trials = [(t, o.n_options) for o in outcomes for t in o.trials]
-        unanswered = [o.n_options for o in outcomes for _ in range(o.unanswered)]
-        result = [M.accuracy("accuracy", [t.correct for t, _ in trials] + [False] * len(unanswered),
-                             [k for _, k in trials] + unanswered)]
+        asked = [[t.correct for t in o.trials] + [False] * o.unanswered for o in outcomes]
+        result = [M.accuracy("accuracy", [c for a in asked for c in a],
+                             [o.n_options for o, a in zip(outcomes, asked) for _ in a],
+                             [e for o in outcomes for e in o.trial_events()])]
         if outcomes and all(o.n_options == 2 and len(o.trials) == 2 for o in outcomes):
-            result += M.order_metrics([o.trials[0].correct for o in outcomes],
-                                      [o.trials[1].correct for o in outcomes])
+            events = [o.trial_events() for o in outcomes]
+            result += M.order_metrics([o.trials[0].correct for o in outcomes], [o.trials[1].correct for o in outcomes],
+                                      [e[0] for e in events], [e[1] for e in events])
         elif any(len(o.trials) > 1 for o in outcomes):
-            result.append(proportion("all orders", [o.correct() for o in outcomes], [o.chance() for o in outcomes]))
+            result.append(event_proportion("all orders", [o.correct() for o in outcomes],
+                                           [o.event() for o in outcomes]))
         many = [o for o in outcomes if o.n_options > 2 and o.item.get("options_are") == "texts"]
         if many:
             result += centralized(many)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .. import metrics as M
+from ..chance import Event
 from ..parsing import Parsed, conclusion, first_word_verdict, parse_yes_no
 from ..requests import Answer, Request
 from ..stats import MetricValue
@@ -24,8 +25,8 @@ class EntailmentOutcome(ScoredOutcome):
     def tie(self) -> bool:
         return False
 
-    def chance(self) -> float:
-        return 0.5 ** self.n_options
+    def event(self) -> Event:  # StrictVLE: one Yes/No coin per distinct request
+        return M.strict_event(*self.caption_keys)
 
     def scatter_point(self) -> tuple[float, float, bool] | None:
         if self.e_pos is None or not self.e_neg or None in self.e_neg:
@@ -88,8 +89,10 @@ class Entailment(PerOption):
 
     def item_metrics(self, outcomes: Sequence[EntailmentOutcome], tie_policy: str) -> list[MetricValue]:
         e_pos, e_neg = [o.e_pos for o in outcomes], [o.e_neg for o in outcomes]
-        return [M.strict_vle(e_pos, e_neg), M.classic_vle(e_pos, e_neg), M.positive_accuracy(e_pos),
-                M.negative_accuracy_given_positive(e_pos, e_neg)]
+        keys = [o.caption_keys for o in outcomes]
+        return [M.strict_vle(e_pos, e_neg, keys), M.classic_vle(e_pos, e_neg, keys),
+                M.positive_accuracy(e_pos, [pos for pos, _ in keys]),
+                M.negative_accuracy_given_positive(e_pos, e_neg, keys)]
 
 
 PROTOCOL = Entailment()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .. import metrics as M
+from ..chance import Event
 from ..items import Item
 from ..requests import Answer, Request
 from ..stats import MetricValue
@@ -36,12 +37,14 @@ class ScoredOutcome(Outcome):
     def tie(self) -> bool:
         return not self.errors and not self.unanswered and M.rank_outcome(self.scores, self.target)[1]
 
-    def chance(self) -> float:
-        return 1 / self.n_options
+    def event(self) -> Event:
+        """The target's request scores above every other option's."""
+        return M.ranks_above(self.keys, self.target)
 
-    def comparisons(self) -> list[tuple[str, list[str]]]:
-        """The target's score key must beat every other option's key."""
-        return [(self.keys[self.target], [k for j, k in enumerate(self.keys) if j != self.target])]
+    @property
+    def caption_keys(self) -> tuple[str, list[str]]:
+        """(the target's request key, the other options')."""
+        return self.keys[self.target], [k for j, k in enumerate(self.keys) if j != self.target]
 
 
 class PerOption(Protocol):
@@ -81,10 +84,7 @@ class Similarity(PerOption):
 
     def item_metrics(self, outcomes: Sequence[ScoredOutcome], tie_policy: str) -> list[MetricValue]:
         return [M.ranking_accuracy("accuracy", [o.scores for o in outcomes], [o.target for o in outcomes],
-                                   tie_policy)]
-
-    def group_chance(self, outcomes: Sequence[ScoredOutcome]) -> float:
-        return M.similarity_group_chance([c for o in outcomes for c in o.comparisons()])
+                                   tie_policy, keys=[o.keys for o in outcomes])]
 
 
 PROTOCOL = Similarity()
