@@ -27,7 +27,8 @@ from timefoil.models.hf_generative import HFGenerative
 from timefoil.models.hf_inputs import frames_of
 from timefoil.protocols import Prompts
 from timefoil.requests import Request
-from timefoil.testing import VLM_SPECIAL, pattern_frames, vlm_tokenizer, write_processor_files
+from timefoil.models.families import FAMILIES
+from timefoil.testing import pattern_frames, vlm_tokenizer, write_processor_files
 from timefoil.threads import apply_threads
 
 WORDS = ("red blue green square circle jumps moves left right up down then after before quickly slowly the a "
@@ -36,7 +37,7 @@ WORDS = ("red blue green square circle jumps moves left right up down then after
 
 def build(path: str, family: str, texts: list[str], layers: int) -> None:
     tokenizer = vlm_tokenizer(texts, family)
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in VLM_SPECIAL}
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in FAMILIES[family].tiny.special_tokens}
     # Qwen2-0.5B's width, fewer layers
     text = dict(vocab_size=len(tokenizer), hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
                 num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import test_benchmarks as tb
-from timefoil.models import MODELS, Model
+from timefoil.models import MODELS, Model, ModelLoader
 from timefoil.parsing import conclusion
 from timefoil.requests import Answer
 from timefoil.runner import RunConfig, run
@@ -60,7 +60,8 @@ def vinoground(tmp_path):
 def test_vinoground_cot_asks_every_question_with_the_suffix_and_judges_every_answer(vinoground, tmp_path,
                                                                                    monkeypatch):
     asked = []
-    monkeypatch.setitem(MODELS, "says-a", (lambda arg, options, cache_dir: SaysA(asked), "test judge"))
+    monkeypatch.setitem(MODELS, "says-a", ModelLoader("says-a", lambda arg, options, cache_dir: SaysA(asked),
+                                                      "test judge"))
     model = Reasoner()
     config = RunConfig("vinoground", "reasoner", data_dir=vinoground, variant="cot", judge="says-a")
     report = run(config, str(tmp_path / "cot"), cache_dir=str(tmp_path / "c"), model=model, progress=False)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from timefoil.benchmarks import BENCHMARKS, get_benchmark, register as register_benchmark
 from timefoil.cli import main
-from timefoil.models import MODELS, Model, load_model
+from timefoil.models import MODELS, Model, ModelLoader, load_model
 from timefoil.options import typed_options
 from timefoil.protocols import PROTOCOLS, Outcome, PlannedRequest, Protocol, get_protocol
 from timefoil.protocols import register as register_protocol
@@ -68,7 +68,8 @@ def _score(config, run_dir, cache):
 
 def test_a_judge_never_changes_another_runs_numbers(suite, tmp_path, monkeypatch):
     asked = Counter()
-    monkeypatch.setitem(MODELS, "counting-judge", (lambda arg, options, cache_dir: CountingJudge(asked), "test"))
+    monkeypatch.setitem(MODELS, "counting-judge",
+                        ModelLoader("counting-judge", lambda arg, options, cache_dir: CountingJudge(asked), "test"))
     plain = RunConfig("synth", "mumbler", data_dir=suite, protocol="choice", order_policy="both")
     judged = replace(plain, judge="counting-judge")
     fresh_plain = _score(plain, str(tmp_path / "fp"), str(tmp_path / "c-fp"))
@@ -95,7 +96,8 @@ def test_a_judge_never_changes_another_runs_numbers(suite, tmp_path, monkeypatch
 
 def test_the_verdict_sits_beside_the_cached_answer(suite, tmp_path, monkeypatch):
     asked = Counter()
-    monkeypatch.setitem(MODELS, "counting-judge", (lambda arg, options, cache_dir: CountingJudge(asked), "test"))
+    monkeypatch.setitem(MODELS, "counting-judge",
+                        ModelLoader("counting-judge", lambda arg, options, cache_dir: CountingJudge(asked), "test"))
     config = RunConfig("synth", "mumbler", data_dir=suite, protocol="choice", judge="counting-judge", limit=3)
     run(config, str(tmp_path / "r"), cache_dir=str(tmp_path / "c"), model=Mumbler(), progress=False)
     records = [json.loads(line) for line in open(tmp_path / "r" / "items.jsonl")]
@@ -172,7 +174,8 @@ def test_a_protocol_defined_outside_runs_end_to_end(suite, tmp_path, monkeypatch
     synth = get_benchmark("synth")
     monkeypatch.setitem(BENCHMARKS, "synth", synth)
     register_benchmark(replace(synth, protocols=synth.protocols + ("odd-one-out",)))
-    monkeypatch.setitem(MODELS, "last-label", (lambda arg, options, cache_dir: LastLabel(), "test"))
+    monkeypatch.setitem(MODELS, "last-label", ModelLoader("last-label", lambda arg, options, cache_dir: LastLabel(),
+                                                          "test"))
     cli, out = CliRunner(), str(tmp_path / "odd")
     result = cli.invoke(main, ["run", "synth", "--model", "last-label", "--data", suite, "--protocol", "odd-one-out",
                                "--out", out, "--cache-dir", str(tmp_path / "c"), "--no-progress"])

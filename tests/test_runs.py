@@ -11,7 +11,7 @@ import time
 import pytest
 from helpers import generated_suite
 
-from timefoil.models import MODELS, Model
+from timefoil.models import MODELS, Model, ModelLoader
 from timefoil.models.reference import BagOfFramesModel, RandomModel
 from timefoil.requests import Answer
 from timefoil.runner import RunConfig, RunError, run, score_run
@@ -190,7 +190,7 @@ class Judge(Model):
 
 
 def test_judge_maps_free_text_to_an_option(suite, tmp_path, monkeypatch):
-    monkeypatch.setitem(MODELS, "judge", (lambda arg, options, cache_dir: Judge(), "test judge"))
+    monkeypatch.setitem(MODELS, "judge", ModelLoader("judge", lambda arg, options, cache_dir: Judge(), "test judge"))
     config = RunConfig("synth", "chatty", data_dir=suite, protocol="choice", order_policy="both", limit=2)
     plain = run(config, str(tmp_path / "plain"), cache_dir=str(tmp_path / "c"), model=Chatty(), progress=False)
     assert plain.parse_failures == len(RunLog(str(tmp_path / "plain")).read())  # every answer unparseable

@@ -12,11 +12,11 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from timefoil.models.families import FAMILIES, build_vision  # noqa: E402
 from timefoil.models.video_inputs import (  # noqa: E402
     Timing,
     UnsupportedFamily,
     build_batch,
-    build_vision,
     expand_placeholders,
     smart_resize,
 )
@@ -31,7 +31,7 @@ WORDS = ["Does the video entail the caption a man opens the door"]
 @pytest.fixture(scope="module")
 def setups(tmp_path_factory):
     out = {}
-    for family in ("llava_onevision", "qwen2_vl", "qwen2_5_vl"):
+    for family in FAMILIES:
         folder = tmp_path_factory.mktemp(family)
         tokenizer = vlm_tokenizer(WORDS, family)
         write_processor_files(folder, family, tokenizer)
@@ -96,7 +96,7 @@ def test_placeholder_expansion_and_unsupported_families(setups):
     with pytest.raises(ValueError, match="2 <v> placeholders for 1"):
         expand_placeholders("<v><v>", "<v>", [3])
     tokenizer, _, folder = setups["qwen2_vl"]
-    with pytest.raises(UnsupportedFamily, match="llava_onevision, qwen2_vl, qwen2_5_vl"):
+    with pytest.raises(UnsupportedFamily, match=", ".join(FAMILIES)):
         build_vision("idefics3", folder, tokenizer)
     _, llava, _ = setups["llava_onevision"]
     with pytest.raises(UnsupportedFamily, match="video input only"):

@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from timefoil.items import VideoRef  # noqa: E402
+from timefoil.models.families import FAMILIES, taking  # noqa: E402
 from timefoil.models.hf_generative import HFGenerative  # noqa: E402
 from timefoil.models.hf_inputs import frames_of, torchvision_imports  # noqa: E402
 from timefoil.models.video_inputs import Timing, build_batch  # noqa: E402
@@ -16,7 +17,7 @@ from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.requests import Request  # noqa: E402
 from timefoil.runner import RunConfig, run  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
-from timefoil.testing import VLM_FAMILIES, pattern_frames, tiny_vlm  # noqa: E402
+from timefoil.testing import pattern_frames, tiny_vlm  # noqa: E402
 from timefoil.video.frames import FrameStore  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402
 
@@ -33,7 +34,7 @@ def source(ref, sampling):
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     words = [PROMPTS.entailment, PROMPTS.choice, PROMPTS.similarity if hasattr(PROMPTS, "similarity") else ""]
-    return {f: tiny_vlm(tmp_path_factory.mktemp(f), f, words + CAPTIONS) for f in VLM_FAMILIES}
+    return {f: tiny_vlm(tmp_path_factory.mktemp(f), f, words + CAPTIONS) for f in FAMILIES}
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,7 @@ def entailment(captions):
     return [Request("entailment", REF, PROMPTS.entailment.format(caption=c), caption=c) for c in captions]
 
 
-@pytest.mark.parametrize("family", VLM_FAMILIES)
+@pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("protocol,order", [("entailment", None), ("choice", "both"), ("similarity", None)])
 def test_every_protocol_runs_with_no_error(folders, suite, tmp_path, family, protocol, order):
     config = RunConfig("synth", f"hf:{folders[family]}", data_dir=suite, protocol=protocol, order_policy=order,
@@ -64,7 +65,7 @@ def test_every_protocol_runs_with_no_error(folders, suite, tmp_path, family, pro
         assert len(shown) == len({frozenset(s) for s in shown}) * 2  # both orders of every item
 
 
-@pytest.mark.parametrize("family", VLM_FAMILIES)
+@pytest.mark.parametrize("family", FAMILIES)
 def test_batched_and_prefix_reuse_equal_the_models_own_forward(folders, family):
     """The reference is the model's forward on the batch alone, positions computed by the model
     itself (Qwen: its rope index from mm_token_type_ids), one request at a time."""
@@ -119,7 +120,7 @@ def test_qwen25_temporal_positions_strictly_increase(folders):
         assert set(torch.diff(per_group).tolist()) == expect_steps
 
 
-@pytest.mark.parametrize("family", ["qwen2_vl", "qwen2_5_vl"])
+@pytest.mark.parametrize("family", taking("images"))
 def test_frames_as_images(folders, family):
     model = HFGenerative(folders[family], video_as="images")
     answers = model.answer(entailment(CAPTIONS[:2]), source)
@@ -130,13 +131,14 @@ def test_frames_as_images(folders, family):
     assert model.fingerprint() != HFGenerative(folders[family]).fingerprint()
 
 
-def test_llava_frames_as_images_fails_with_one_line(folders):
-    model = HFGenerative(folders["llava_onevision"], video_as="images")
-    with pytest.raises(ValueError, match="video input only"):
-        model.answer(entailment(CAPTIONS[:1]), source)
+@pytest.mark.parametrize("family", [f for f in FAMILIES if "images" not in FAMILIES[f].inputs])
+def test_frames_as_images_is_refused_at_load_where_the_family_takes_none(folders, family):
+    with pytest.raises(ValueError, match=f"{family} takes frames as its video input only \\(video_as=images is for "
+                                         f"{', '.join(taking('images'))}\\)"):
+        HFGenerative(folders[family], video_as="images")
 
 
-@pytest.mark.parametrize("family", VLM_FAMILIES)
+@pytest.mark.parametrize("family", FAMILIES)
 def test_generation_and_choice(folders, family):
     model = HFGenerative(folders[family], max_new_tokens=3)
     generated = model.answer([Request("generation", REF, "Describe the video")], source)[0]

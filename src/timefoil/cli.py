@@ -115,7 +115,7 @@ def list_cmd(as_json: bool) -> None:
     """Benchmarks, models and metrics."""
     data = {"benchmarks": {n: b.description for n, b in BENCHMARKS.items()},
             "protocols": {n: p.description for n, p in PROTOCOLS.items()},
-            "models": {n: d for n, (_, d) in MODELS.items()}, "metrics": _metrics(),
+            "models": {n: m.description for n, m in MODELS.items()}, "metrics": _metrics(),
             "paper numbers": {n: b.paper_numbers for n, b in BENCHMARKS.items() if b.paper_numbers},
             # where each prompt's wording comes from: a paper, a released script, or timefoil
             "prompt variants": {f"{n} {variant}": source for n, b in BENCHMARKS.items()

@@ -132,20 +132,7 @@ def tiny_xclip(path, texts, seed=0, frames=8):
     return str(path)
 
 
-# -- tiny video LLMs ---------------------------------------------------------------------------------
-QWEN_TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }} {% if m['content'] is string %}{{ m['content'] }}"
-    "{% else %}{% for c in m['content'] %}{% if c['type'] == 'video' %}<|vision_start|><|video_pad|><|vision_end|>"
-    "{% elif c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ c['text'] }}{% endif %}"
-    "{% endfor %}{% endif %}<|im_end|> {% endfor %}{% if add_generation_prompt %}<|im_start|>assistant {% endif %}")
-LLAVA_TEMPLATE = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }} {% if m['content'] is string %}{{ m['content'] }}"
-    "{% else %}{% for c in m['content'] %}{% if c['type'] == 'video' %}<video> {% elif c['type'] == 'image' %}"
-    "<image> {% else %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|> {% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant {% endif %}")
-VLM_SPECIAL = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|video_pad|>", "<|image_pad|>",
-               "<video>", "<image>"]
-VLM_FAMILIES = ("llava_onevision", "qwen2_vl", "qwen2_5_vl")
+# -- tiny video LLMs: each family's recipe is its FamilySpec.tiny (timefoil.models.families) ----------
 
 
 def tensor_digest(value) -> dict:
@@ -169,40 +156,30 @@ def vlm_tokenizer(texts, family: str):
     """A word-level tokenizer that knows the family's placeholder tokens as special tokens."""
     from tokenizers import AddedToken
 
+    from .models.families import FAMILIES
+
+    recipe = FAMILIES.find(family).tiny
     tokenizer = word_tokenizer(list(texts) + ["system user assistant"])
-    tokenizer.add_special_tokens({"additional_special_tokens": [AddedToken(t, special=True) for t in VLM_SPECIAL]})
-    tokenizer.chat_template = QWEN_TEMPLATE if family.startswith("qwen") else LLAVA_TEMPLATE
+    tokenizer.add_special_tokens({"additional_special_tokens": [AddedToken(t, special=True)
+                                                                for t in recipe.special_tokens]})
+    tokenizer.chat_template = recipe.chat_template
     return tokenizer
 
 
 def write_processor_files(path, family: str, tokenizer, video: dict | None = None, processor: dict | None = None):
-    """The processor configuration a hub repository of ``family`` carries, as files."""
+    """The processor configuration a hub repository of ``family`` carries, as files; ``video``
+    and ``processor`` override entries of the video processor's and the top-level settings."""
     import json
     import os
 
+    from .models.families import FAMILIES
+
+    recipe = FAMILIES.find(family).tiny
     os.makedirs(path, exist_ok=True)
-    qwen = family.startswith("qwen")
-    if qwen:
-        video_config = {"min_pixels": 3136, "max_pixels": 28 * 28 * 256, "patch_size": 14, "temporal_patch_size": 2,
-                        "merge_size": 2, "resample": 3, "image_mean": [0.48145466, 0.4578275, 0.40821073],
-                        "image_std": [0.26862954, 0.26130258, 0.27577711],
-                        "video_processor_type": "Qwen2VLVideoProcessor", "cap_pixels_per_frame": False}
-        image_config = {**video_config, "image_processor_type": "Qwen2VLImageProcessor"}
-        image_config.pop("video_processor_type")
-        image_config.pop("cap_pixels_per_frame")
-        processor_class = "Qwen2_5_VLProcessor" if family == "qwen2_5_vl" else "Qwen2VLProcessor"
-        top = {"processor_class": processor_class}
-    else:
-        video_config = {"size": {"height": 384, "width": 384}, "resample": 3, "do_resize": True, "do_rescale": True,
-                        "do_normalize": True, "video_processor_type": "LlavaOnevisionVideoProcessor"}
-        image_config = {"size": {"height": 384, "width": 384}, "image_processor_type": "LlavaOnevisionImageProcessor",
-                        "image_grid_pinpoints": [[384, 384]]}
-        top = {"processor_class": "LlavaOnevisionProcessor", "num_image_tokens": 729,
-               "vision_feature_select_strategy": "full", "video_token": "<video>", "image_token": "<image>"}
-    video_config.update(video or {})
-    top.update(processor or {})
+    config = {**recipe.processor, **(processor or {}), "video_processor": {**recipe.video_processor, **(video or {})},
+              "image_processor": dict(recipe.image_processor)}
     with open(os.path.join(path, "processor_config.json"), "w") as handle:
-        json.dump({**top, "video_processor": video_config, "image_processor": image_config}, handle, indent=1)
+        json.dump(config, handle, indent=1)
     with open(os.path.join(path, "chat_template.jinja"), "w") as handle:
         handle.write(tokenizer.chat_template)
     tokenizer.save_pretrained(path)
@@ -210,51 +187,23 @@ def write_processor_files(path, family: str, tokenizer, video: dict | None = Non
 
 
 def tiny_vlm(path, family: str, texts, seed: int = 0, hidden: int = 32, layers: int = 2):
-    """A tiny random video LLM of ``family`` (see VLM_FAMILIES) saved with its tokenizer,
-    processor configuration and chat template; vision inputs are kept small (28-56 px)."""
+    """A tiny random video LLM of ``family`` (a name in timefoil.models.families.FAMILIES) saved
+    with its tokenizer, processor configuration and chat template; vision inputs are kept small."""
     import torch
 
+    from .models.families import FAMILIES
+
+    recipe = FAMILIES.find(family).tiny
     tokenizer = vlm_tokenizer(texts, family)
-    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in VLM_SPECIAL}
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in recipe.special_tokens}
     text = dict(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
                 num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
                 pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
                 eos_token_id=tokenizer.eos_token_id)
     torch.manual_seed(seed)
-    if family == "llava_onevision":
-        from transformers import LlavaOnevisionConfig, LlavaOnevisionForConditionalGeneration
-
-        vision = dict(model_type="siglip_vision_model", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                      num_attention_heads=2, image_size=32, patch_size=8)
-        config = LlavaOnevisionConfig(text_config=dict(model_type="qwen2", **text), vision_config=vision,
-                                      image_token_index=ids["<image>"], video_token_index=ids["<video>"],
-                                      vision_feature_select_strategy="full", vision_feature_layer=-1,
-                                      image_grid_pinpoints=[[32, 32]])
-        model = LlavaOnevisionForConditionalGeneration(config)
-        video, processor = {"size": {"height": 32, "width": 32}}, {"num_image_tokens": 16}
-    else:
-        text["rope_parameters"] = {"rope_type": "default", "mrope_section": [2, 1, 1], "rope_theta": 10000.0}
-        tokens = dict(image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-                      vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
-        if family == "qwen2_vl":
-            from transformers import Qwen2VLConfig
-            from transformers import Qwen2VLForConditionalGeneration as cls
-
-            vision = dict(depth=1, embed_dim=16, hidden_size=hidden, num_heads=2, mlp_ratio=2)
-            config = Qwen2VLConfig(text_config=text, vision_config=vision, **tokens)
-        elif family == "qwen2_5_vl":
-            from transformers import Qwen2_5_VLConfig
-            from transformers import Qwen2_5_VLForConditionalGeneration as cls
-
-            vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=hidden,
-                          window_size=56, fullatt_block_indexes=[0], tokens_per_second=2)
-            config = Qwen2_5_VLConfig(text_config=text, vision_config=vision, **tokens)
-        else:
-            raise ValueError(f"no tiny model for {family!r}; families: {', '.join(VLM_FAMILIES)}")
-        model = cls(config)
-        video, processor = {"min_pixels": 28 * 28, "max_pixels": 56 * 56}, {}
+    model = recipe.model(text, ids, hidden)
     model.save_pretrained(path)
-    write_processor_files(path, family, tokenizer, video=video, processor=processor)
+    write_processor_files(path, family, tokenizer, video=recipe.small_video, processor=recipe.small_processor)
     return str(path)
 
 

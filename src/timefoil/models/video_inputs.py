@@ -3,7 +3,9 @@
 transformers' video processors need torchvision, which many machines cannot install, and
 they may re-sample frames. Here the frames are timefoil's own sampling, and each family's
 official preprocessing is reproduced step by step so that ``pixel_values_videos``,
-``video_grid_thw`` and ``input_ids`` are bit-identical to the official processor's:
+``video_grid_thw`` and ``input_ids`` are bit-identical to the official processor's. This
+module holds what the families share; each family's own steps (its ``VisionBuilder``) live in
+``models/families/``:
 
 1. frames (uint8, NCHW, contiguous) are resized with ``torch.nn.functional.interpolate``
    exactly as torchvision's tensor resize does it on the CPU (bicubic with antialiasing,
@@ -27,16 +29,14 @@ import json
 import math
 import os
 import platform
-from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 OPENAI_CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 BICUBIC, BILINEAR = 3, 2  # PIL resampling codes, as processor configs store them
-SUPPORTED_FAMILIES = ("llava_onevision", "qwen2_vl", "qwen2_5_vl")
 
 
 class UnsupportedFamily(ValueError):
@@ -95,6 +95,29 @@ def chat_template(path: str, tokenizer, revision: str | None = None) -> str | No
         if isinstance(data.get("chat_template"), str):
             return data["chat_template"]
     return getattr(tokenizer, "chat_template", None)
+
+
+@dataclass(frozen=True)
+class ProcessorConfig:
+    """What a model folder says about its inputs, read in transformers' order: what every
+    family's builder is made from."""
+
+    video: dict  # the video processor's settings
+    image: dict  # the image processor's settings
+    processor: dict  # the processor's own top-level settings (tokens, counts)
+    video_token: str | None  # the tokenizer's own placeholder tokens, where it names them
+    image_token: str | None
+
+    @staticmethod
+    def read(path: str, tokenizer, revision: str | None = None) -> "ProcessorConfig":
+        video, processor = processor_settings(path, revision)
+        image, _ = processor_settings(path, revision, entry="image_processor")
+        return ProcessorConfig(video, image, processor, getattr(tokenizer, "video_token", None),
+                               getattr(tokenizer, "image_token", None))
+
+    @property
+    def pixels(self) -> "PixelSettings":
+        return PixelSettings.read(self.video)
 
 
 # -- pixel operations ------------------------------------------------------------------------------
@@ -192,17 +215,20 @@ class PixelSettings:
                              image_std=tuple(pick("image_std")))
 
 
-# -- the families ----------------------------------------------------------------------------------
+# -- what a family's builder does ------------------------------------------------------------------
 @dataclass(frozen=True)
 class Timing:
-    """When the shown frames were taken: the rate of the sampling, in frames per second."""
+    """When the shown frames were taken: the rate of the sampling, in frames per second, and
+    each frame's time in seconds (for families that state time in the text)."""
 
     sampled_fps: float
+    times: tuple = ()
 
 
 @dataclass
-class VisionBuilder(ABC):
-    """Pixels and placeholder counts for one model family; subclasses say how."""
+class VisionBuilder:
+    """Pixels and placeholder counts for one model family; each family's subclass says how,
+    for the inputs its ``FamilySpec`` declares (video, images or both)."""
 
     family: str
     settings: PixelSettings
@@ -211,146 +237,21 @@ class VisionBuilder(ABC):
     mm_token_types: bool = False  # Qwen's mm_token_type_ids (0 text, 1 image, 2 video)
     extras: dict = field(default_factory=dict)
 
-    @abstractmethod
     def video(self, frames: np.ndarray, timing: Timing | None) -> tuple[dict, int]:
         """(model inputs of one video, its number of placeholder tokens)."""
+        raise UnsupportedFamily(f"timefoil builds no video input for {self.family} (video_as=images shows frames)")
 
     def images(self, frames: np.ndarray) -> tuple[dict, list[int]]:
-        raise UnsupportedFamily(f"{self.family} takes frames as its video input only (video_as=images is for "
-                                f"{', '.join(f for f in SUPPORTED_FAMILIES if f.startswith('qwen'))})")
+        """(model inputs of the frames as images, each one's number of placeholder tokens)."""
+        raise UnsupportedFamily(f"{self.family} takes frames as its video input only")
+
+    def placeholders(self, token: str, counts: Sequence[int], timing: Timing | None) -> list[str]:
+        """The text standing for each visual input: its placeholder token, repeated. A family
+        that states time in its text (timestamps) writes them around the tokens here."""
+        return [token * count for count in counts]
 
     def fingerprint(self) -> dict:
         return {"family": self.family, "settings": self.settings.__dict__, "config": self.extras}
-
-
-@dataclass
-class LlavaOnevisionBuilder(VisionBuilder):
-    height: int = 384
-    width: int = 384
-    num_image_tokens: int = 729
-
-    def video(self, frames, timing):
-        torch = _torch()
-        video = to_nchw(frames)
-        if self.settings.do_resize:
-            video = resize(video, self.height, self.width, self.settings.resample)
-        pixels = rescale_and_normalize(video, self.settings)
-        side = math.ceil(int(math.sqrt(self.num_image_tokens)) / 2)
-        count = frames.shape[0] * side * side + 1  # + the newline token
-        return {"pixel_values_videos": torch.stack([pixels])}, count
-
-
-@dataclass
-class QwenBuilder(VisionBuilder):
-    min_pixels: int = 128 * 28 * 28
-    max_pixels: int = 28 * 28 * 768
-    patch_size: int = 14
-    temporal_patch_size: int = 2
-    merge_size: int = 2
-    cap_pixels_per_frame: bool = False
-    max_video_tokens: int = 128000
-    image_min_pixels: int = 56 * 56
-    image_max_pixels: int = 28 * 28 * 1280
-    timed: bool = False  # Qwen2.5-VL: temporal positions follow second_per_grid_ts
-
-    def _size(self, frames: int, height: int, width: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
-        factor = self.patch_size * self.merge_size
-        if self.cap_pixels_per_frame:
-            budget = int(self.max_video_tokens * factor * factor * 0.9)
-            max_pixels = max(min(max_pixels, budget * self.temporal_patch_size // frames), int(min_pixels * 1.05))
-        return smart_resize(height, width, factor, min_pixels, max_pixels)
-
-    def _patches(self, video) -> tuple[Any, list[int]]:
-        """[T, C, H, W] float to [(T/tp) * (H/p) * (W/p), C * tp * p * p] in the model's order."""
-        torch = _torch()
-        frames, channels, height, width = video.shape
-        if pad := -frames % self.temporal_patch_size:
-            video = torch.cat((video, video[-1:].expand(pad, -1, -1, -1)), dim=0)
-            frames += pad
-        p, m, tp = self.patch_size, self.merge_size, self.temporal_patch_size
-        t, h, w = frames // tp, height // p, width // p
-        patches = video.reshape(1, t, tp, channels, h // m, m, p, w // m, m, p)
-        patches = patches.permute(0, 1, 4, 7, 5, 8, 3, 2, 6, 9)
-        return patches.reshape(t * h * w, channels * tp * p * p), [t, h, w]
-
-    def _pixels(self, frames: np.ndarray, min_pixels: int, max_pixels: int):
-        video = to_nchw(frames)
-        if self.settings.do_resize:
-            height, width = self._size(video.shape[0], video.shape[2], video.shape[3], min_pixels, max_pixels)
-            video = resize(video, height, width, self.settings.resample)
-        return self._patches(rescale_and_normalize(video, self.settings))
-
-    def video(self, frames, timing):
-        torch = _torch()
-        patches, grid = self._pixels(frames, self.min_pixels, self.max_pixels)
-        out = {"pixel_values_videos": patches, "video_grid_thw": torch.tensor([grid])}
-        if self.timed:
-            if timing is None or not timing.sampled_fps > 0:
-                raise ValueError("Qwen2.5-VL needs the rate the frames were sampled at")
-            out["second_per_grid_ts"] = [self.temporal_patch_size / timing.sampled_fps]
-        return out, grid[0] * grid[1] * grid[2] // self.merge_size ** 2
-
-    def images(self, frames):
-        torch = _torch()
-        parts, grids = [], []
-        for frame in frames:
-            patches, grid = self._pixels(frame[None], self.image_min_pixels, self.image_max_pixels)
-            parts.append(patches)
-            grids.append(grid)
-        counts = [t * h * w // self.merge_size ** 2 for t, h, w in grids]
-        return {"pixel_values": torch.cat(parts), "image_grid_thw": torch.tensor(grids)}, counts
-
-
-def _qwen_pixels(config: dict) -> tuple[int, int]:
-    size = dict(config.get("size") or {})
-    low = size.get("shortest_edge", size.get("min_pixels"))
-    high = size.get("longest_edge", size.get("max_pixels"))
-    low = config.get("min_pixels", low)
-    high = config.get("max_pixels", high)
-    return low, high
-
-
-def build_vision(model_type: str, path: str, tokenizer, revision: str | None = None) -> VisionBuilder:
-    """The builder of ``model_type`` configured from the model folder or hub id ``path``."""
-    if model_type not in SUPPORTED_FAMILIES:
-        raise UnsupportedFamily(f"timefoil builds video inputs for {', '.join(SUPPORTED_FAMILIES)}; "
-                                f"{model_type!r} is not one of them (text-only models load as causal LMs)")
-    video_config, processor = processor_settings(path, revision)
-    settings = PixelSettings.read(video_config)
-    video_token = getattr(tokenizer, "video_token", None)
-    image_token = getattr(tokenizer, "image_token", None)
-    if model_type == "llava_onevision":
-        size = video_config.get("size") or {}
-        builder = LlavaOnevisionBuilder(
-            family=model_type, settings=settings,
-            video_token=video_token or processor.get("video_token", "<video>"),
-            image_token=image_token or processor.get("image_token", "<image>"),
-            height=int(size.get("height", 384)), width=int(size.get("width", 384)),
-            num_image_tokens=int(processor.get("num_image_tokens") or 729))
-        builder.extras = {"height": builder.height, "width": builder.width,
-                          "num_image_tokens": builder.num_image_tokens}
-        return builder
-    defaults = QwenBuilder(family=model_type, settings=settings)
-    low, high = _qwen_pixels(video_config)
-    image_config, _ = processor_settings(path, revision, entry="image_processor")
-    image_low, image_high = _qwen_pixels(image_config)
-    builder = QwenBuilder(
-        family=model_type, settings=settings,
-        video_token=video_token or "<|video_pad|>", image_token=image_token or "<|image_pad|>", mm_token_types=True,
-        min_pixels=int(low if low is not None else defaults.min_pixels),
-        max_pixels=int(high if high is not None else defaults.max_pixels),
-        patch_size=int(video_config.get("patch_size") or defaults.patch_size),
-        temporal_patch_size=int(video_config.get("temporal_patch_size") or defaults.temporal_patch_size),
-        merge_size=int(video_config.get("merge_size") or defaults.merge_size),
-        cap_pixels_per_frame=bool(video_config.get("cap_pixels_per_frame") or False),
-        max_video_tokens=int(video_config.get("max_video_tokens") or defaults.max_video_tokens),
-        image_min_pixels=int(image_low if image_low is not None else defaults.image_min_pixels),
-        image_max_pixels=int(image_high if image_high is not None else defaults.image_max_pixels),
-        timed=model_type == "qwen2_5_vl")
-    builder.extras = {k: getattr(builder, k) for k in (
-        "min_pixels", "max_pixels", "patch_size", "temporal_patch_size", "merge_size", "cap_pixels_per_frame",
-        "max_video_tokens", "image_min_pixels", "image_max_pixels", "timed")}
-    return builder
 
 
 # -- text and batches ------------------------------------------------------------------------------
@@ -361,12 +262,17 @@ def _one(video: tuple[dict, int]) -> tuple[dict, list[int]]:
 
 def expand_placeholders(text: str, token: str, counts: Sequence[int]) -> str:
     """Replace the i-th ``token`` in ``text`` with ``counts[i]`` copies of it."""
+    return substitute_placeholders(text, token, [token * count for count in counts])
+
+
+def substitute_placeholders(text: str, token: str, replacements: Sequence[str]) -> str:
+    """Replace the i-th ``token`` in ``text`` with ``replacements[i]``."""
     pieces = text.split(token)
-    if len(pieces) - 1 != len(counts):
-        raise ValueError(f"the prompt holds {len(pieces) - 1} {token} placeholders for {len(counts)} inputs")
+    if len(pieces) - 1 != len(replacements):
+        raise ValueError(f"the prompt holds {len(pieces) - 1} {token} placeholders for {len(replacements)} inputs")
     out = [pieces[0]]
-    for count, piece in zip(counts, pieces[1:]):
-        out.append(token * count + piece)
+    for replacement, piece in zip(replacements, pieces[1:]):
+        out.append(replacement + piece)
     return "".join(out)
 
 
@@ -392,7 +298,8 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
             inputs, counts = builder.images(frames) if as_images else _one(builder.video(frames, timing))
             memo.clear()
             memo[key] = (frames, (inputs, counts))
-        expanded.append(expand_placeholders(text, builder.image_token if as_images else builder.video_token, counts))
+        token = builder.image_token if as_images else builder.video_token
+        expanded.append(substitute_placeholders(text, token, builder.placeholders(token, counts, timing)))
         pieces.append(inputs)
     batch = dict(tokenizer(list(expanded), return_tensors="pt", padding=True))
     if builder.mm_token_types:
@@ -410,5 +317,6 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
     return batch
 
 
-__all__ = ["SUPPORTED_FAMILIES", "Timing", "UnsupportedFamily", "VisionBuilder", "build_batch", "build_vision",
-           "chat_template", "expand_placeholders", "processor_settings", "resize", "smart_resize"]
+__all__ = ["PixelSettings", "ProcessorConfig", "Timing", "UnsupportedFamily", "VisionBuilder", "build_batch",
+           "chat_template", "expand_placeholders", "processor_settings", "rescale_and_normalize", "resize",
+           "smart_resize", "substitute_placeholders", "to_nchw"]

@@ -1,0 +1,54 @@
+"""What one video-LLM family is, for timefoil: the row of the family table."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..video_inputs import ProcessorConfig, VisionBuilder
+
+INPUT_KINDS = ("video", "images")  # what a family's frames can be shown as (``video_as``)
+# How a family is told when its frames were taken: not at all, by the seconds each temporal
+# patch spans (Qwen2.5-VL's second_per_grid_ts, which scales its temporal rotary positions),
+# or by timestamps written into the prompt text (the builder's ``placeholders``).
+TIME_STATEMENTS = ("none", "second_per_grid_ts", "text_timestamps")
+# The placeholder tokens the tiny test tokenizers know, in this order: their ids are fixed by the
+# committed processor digests. A family that needs more appends its own.
+TINY_SPECIAL = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|video_pad|>",
+                "<|image_pad|>", "<video>", "<image>")
+
+
+@dataclass(frozen=True)
+class TinyRecipe:
+    """How the tests make a tiny random model of the family (timefoil.testing.tiny_vlm) and the
+    processor files its hub repository carries (timefoil.testing.write_processor_files)."""
+
+    chat_template: str  # a minimal template placing the family's placeholders as the real one does
+    video_processor: dict  # processor_config.json's "video_processor" entry, as the hub ships it
+    image_processor: dict  # its "image_processor" entry
+    processor: dict  # its top-level settings (processor_class, tokens, counts)
+    # (text config keyword arguments, the ids of TINY_SPECIAL tokens, hidden size) -> a random model
+    model: Callable[[dict, dict, int], Any]
+    small_video: dict = field(default_factory=dict)  # overrides that keep the tiny model's inputs small
+    small_processor: dict = field(default_factory=dict)
+    special_tokens: tuple = TINY_SPECIAL
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """One video-LLM family (a transformers ``model_type``): how timefoil builds its inputs and
+    positions, and how the tests make a tiny one."""
+
+    name: str  # transformers' model_type, e.g. "qwen2_5_vl"
+    title: str  # as people write it, e.g. "Qwen2.5-VL"
+    vision: Callable[["FamilySpec", ProcessorConfig], VisionBuilder]  # its input builder, from the folder's settings
+    tiny: TinyRecipe
+    mrope: bool = False  # 3-D rotary positions (time, height, width) from the model's own rope index
+    inputs: tuple = ("video",)  # what timefoil builds for it, the first the default (INPUT_KINDS)
+    time: str = "none"  # TIME_STATEMENTS
+    prefix_reuse_off: str | None = None  # why a shared prompt prefix's KV cache cannot be reused, if it cannot
+
+    def __post_init__(self):
+        if not self.inputs or set(self.inputs) - set(INPUT_KINDS):
+            raise ValueError(f"family {self.name}: inputs must be some of {', '.join(INPUT_KINDS)}")
+        if self.time not in TIME_STATEMENTS:
+            raise ValueError(f"family {self.name}: time must be one of {', '.join(TIME_STATEMENTS)}")

@@ -1,0 +1,131 @@
+"""The table of video-LLM families says what the code does: each row's inputs, time statement,
+position scheme and prefix reuse are checked against its builder and its tiny model, and every
+row is held to committed digests of the official processor."""
+import json
+import os
+from dataclasses import replace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from timefoil.items import VideoRef  # noqa: E402
+from timefoil.models.families import FAMILIES, FamilySpec, build_vision  # noqa: E402
+from timefoil.models.hf_generative import HFGenerative  # noqa: E402
+from timefoil.models.hf_inputs import frames_of  # noqa: E402
+from timefoil.models.video_inputs import Timing, UnsupportedFamily, build_batch  # noqa: E402
+from timefoil.protocols import Prompts  # noqa: E402
+from timefoil.requests import Request  # noqa: E402
+from timefoil.runner import RunConfig, run  # noqa: E402
+from timefoil.synth import generate  # noqa: E402
+from timefoil.testing import pattern_frames, tiny_vlm, vlm_prompt, vlm_tokenizer, write_processor_files  # noqa: E402
+from timefoil.video.sampling import Sampling  # noqa: E402
+
+DIGESTS = json.load(open(os.path.join(os.path.dirname(__file__), "data", "processor_digests.json")))
+WORDS = ["Does the video entail the caption a man opens the door"]
+CLIP = frames_of(pattern_frames(8, 60, 80), rate=0.8)
+REF = VideoRef.file("/nonexistent/clip.mp4")
+
+
+def source(ref, sampling):
+    return CLIP
+
+
+@pytest.fixture(scope="module")
+def builders(tmp_path_factory):
+    out = {}
+    for family in FAMILIES:
+        folder = tmp_path_factory.mktemp(family)
+        tokenizer = vlm_tokenizer(WORDS, family)
+        write_processor_files(folder, family, tokenizer)
+        out[family] = (tokenizer, build_vision(family, str(folder), tokenizer))
+    return out
+
+
+@pytest.fixture(scope="module")
+def qwen2_vl(tmp_path_factory):
+    prompts = Prompts()
+    return tiny_vlm(tmp_path_factory.mktemp("qwen2_vl"), "qwen2_vl", [prompts.entailment, "a b c d"])
+
+
+def test_every_family_is_held_to_official_digests_of_each_input_it_takes():
+    """A row without digests would let its inputs drift from the official processor unseen."""
+    covered = {(case["family"], case["mode"]) for case in DIGESTS["cases"]}
+    assert covered == {(name, kind) for name, spec in FAMILIES.items() for kind in spec.inputs}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_inputs_and_time_are_what_the_table_says(builders, family):
+    spec, (tokenizer, builder) = FAMILIES[family], builders[family]
+    frames = pattern_frames(4, 56, 56)
+    for kind, token in (("video", builder.video_token), ("images", builder.image_token)):
+        parts = [{"type": "video"}] if kind == "video" else [{"type": "image"}] * len(frames)
+        prompt = vlm_prompt(tokenizer, parts, WORDS[0])
+        if kind not in spec.inputs:
+            with pytest.raises(UnsupportedFamily):
+                build_batch(builder, tokenizer, [prompt], [frames], [Timing(0.8)], as_images=kind == "images")
+            continue
+        batch = build_batch(builder, tokenizer, [prompt], [frames], [Timing(0.8)], as_images=kind == "images")
+        shown = int((batch["input_ids"] == tokenizer.convert_tokens_to_ids(token)).sum())
+        assert shown > len(parts)  # each placeholder became the input's tokens
+    video = build_batch(builder, tokenizer, [vlm_prompt(tokenizer, [{"type": "video"}], WORDS[0])], [frames],
+                        [Timing(0.8)]) if "video" in spec.inputs else {}
+    assert ("second_per_grid_ts" in video) == (spec.time == "second_per_grid_ts")
+    stated = builder.placeholders("<t>", [3], Timing(0.8, (0.5, 1.75, 3.0)))
+    assert (stated != ["<t>" * 3]) == (spec.time == "text_timestamps")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_position_scheme_is_the_tiny_models(family):
+    """m-RoPE in the table exactly where the model computes its own 3-D rope index."""
+    recipe = FAMILIES[family].tiny
+    tokenizer = vlm_tokenizer(WORDS, family)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in recipe.special_tokens}
+    text = dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    model = recipe.model(text, ids, 32)
+    assert hasattr(getattr(model, "model", model), "get_rope_index") == FAMILIES[family].mrope
+
+
+def test_a_row_that_switches_prefix_reuse_off_says_why_in_run_json(qwen2_vl, tmp_path, monkeypatch):
+    requests = [Request("entailment", REF, Prompts().entailment.format(caption=c), caption=c) for c in "abcd"]
+    on = HFGenerative(qwen2_vl)
+    monkeypatch.setitem(FAMILIES, "qwen2_vl", replace(FAMILIES["qwen2_vl"], prefix_reuse_off="a test's reason"))
+    off = HFGenerative(qwen2_vl)
+    assert "prefix_reuse" not in on.notes and off.notes["prefix_reuse"] == "off for qwen2_vl: a test's reason"
+    answers = on.answer(requests, source), off.answer(requests, source)
+    assert (on.stats["prefix_hits"], off.stats["prefix_hits"]) == (3, 0)  # one prefix, three suffixes reuse it
+    assert [a.probs["yes"] for a in answers[0]] == pytest.approx([a.probs["yes"] for a in answers[1]], abs=1e-5)
+    suite = str(tmp_path / "suite")
+    generate(suite, per_family=1, seed=3, families=("order",))
+    config = RunConfig("synth", f"hf:{qwen2_vl}", data_dir=suite, protocol="entailment", sampling=Sampling(frames=2))
+    report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
+    assert report.errors == 0
+    notes = json.load(open(tmp_path / "run" / "run.json"))["model_notes"]
+    assert notes["prefix_reuse"] == "off for qwen2_vl: a test's reason"
+
+
+def test_video_as_defaults_to_the_first_input_the_family_takes(qwen2_vl, monkeypatch):
+    assert HFGenerative(qwen2_vl).fingerprint()["video_as"] == "video"
+    monkeypatch.setitem(FAMILIES, "qwen2_vl", replace(FAMILIES["qwen2_vl"], inputs=("images",)))
+    images_only = HFGenerative(qwen2_vl)
+    assert images_only.fingerprint()["video_as"] == "images"
+    assert images_only._prompt(Request("entailment", None, "a"), CLIP)[0].count("<|image_pad|>") == 8
+    with pytest.raises(UnsupportedFamily, match=r"qwen2_vl takes frames as its images input only \(video_as=video "
+                                                r"is for llava_onevision, qwen2_5_vl\)"):
+        HFGenerative(qwen2_vl, video_as="video")
+
+
+def test_a_row_is_checked_when_it_is_made():
+    spec = FAMILIES["qwen2_vl"]
+    with pytest.raises(ValueError, match="inputs must be some of video, images"):
+        FamilySpec("x", "X", spec.vision, spec.tiny, inputs=("audio",))
+    with pytest.raises(ValueError, match="time must be one of none, second_per_grid_ts, text_timestamps"):
+        FamilySpec("x", "X", spec.vision, spec.tiny, time="frame numbers")
+
+
+def test_an_unknown_family_is_refused_naming_the_table(qwen2_vl):
+    tokenizer = vlm_tokenizer(WORDS, "qwen2_vl")
+    with pytest.raises(UnsupportedFamily, match=f"builds video inputs for {', '.join(FAMILIES)}; 'idefics3' is not"):
+        build_vision("idefics3", qwen2_vl, tokenizer)

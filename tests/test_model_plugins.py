@@ -1,0 +1,99 @@
+"""Models are as pluggable as benchmarks: a package outside timefoil declares one under the
+``timefoil.models`` entry point group, and ``timefoil list`` and ``timefoil run`` take it.
+The plugin is examples/model_plugin, installed by putting its folder (package + dist-info,
+what pip writes) on the path of a fresh interpreter."""
+import json
+import os
+import sys
+import tomllib
+
+from faults import cli
+
+from timefoil.models import MODELS, ModelLoader, check_model_spec, load_plugins
+
+PLUGIN = os.path.join(os.path.dirname(__file__), "..", "examples", "model_plugin")
+
+
+def installed(*folders) -> dict:
+    return {"PYTHONPATH": os.pathsep.join([*map(str, folders), os.environ.get("PYTHONPATH", "")])}
+
+
+def broken_site(tmp_path):
+    """An installed package whose entry point names a module that does not exist."""
+    info = tmp_path / "site" / "broken_models-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-models\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[timefoil.models]\nbroken = broken_models.nowhere:MODEL\n")
+    return tmp_path / "site"
+
+
+def test_the_example_plugin_runs_through_timefoil_run(tmp_path):
+    env = installed(PLUGIN, broken_site(tmp_path))
+    listed = cli("list", "--json", env=env, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert "length-bias probe" in json.loads(listed.stdout)["models"]["caption-length"]
+    # the broken plugin: one line on stderr naming it, and timefoil goes on
+    said = [line for line in listed.stderr.splitlines() if line.strip()]
+    assert len(said) == 1 and said[0].startswith("timefoil: model plugin 'broken' could not be loaded ("), said
+
+    made = cli("generate", "synth", "--out", str(tmp_path / "suite"), "--per-family", "1", env=env, timeout=120)
+    assert made.returncode == 0, made.stderr
+    ran = cli("run", "synth", "--data", str(tmp_path / "suite"), "--model", "caption-length", "--model-arg",
+              "prefer=shorter", "--protocol", "similarity", "--out", str(tmp_path / "run"), "--cache-dir",
+              str(tmp_path / "cache"), "--no-progress", env=env, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    records = [json.loads(line) for line in open(tmp_path / "run" / "items.jsonl")]
+    scores = {r["request"]["text"]: r["answer"]["score"] for r in records}
+    # counted by hand: 4 words, and 11 words, shorter preferred so negated
+    assert scores["the triangle changes colour"] == -4.0
+    assert scores["the yellow square moves up while the white triangle moves down"] == -11.0
+    assert records and all(r["answer"]["score"] == -len(r["request"]["text"].split()) for r in records)
+    run_json = json.load(open(tmp_path / "run" / "run.json"))
+    assert run_json["model_fingerprint"] == {"name": "caption-length", "prefer": "shorter"}
+
+
+def test_a_plugins_own_refusal_is_one_line_and_exit_1(tmp_path):
+    made = cli("generate", "synth", "--out", str(tmp_path / "suite"), "--per-family", "1", timeout=120)
+    assert made.returncode == 0, made.stderr
+    ran = cli("run", "synth", "--data", str(tmp_path / "suite"), "--model", "caption-length", "--model-arg",
+              "prefer=middling", "--out", str(tmp_path / "run"), env=installed(PLUGIN), timeout=120)
+    assert ran.returncode == 1 and "Traceback" not in ran.stderr
+    assert ran.stderr.strip().splitlines()[-1].endswith("prefer must be one of longer, shorter, got 'middling'")
+
+
+def test_the_committed_dist_info_declares_what_pyproject_declares():
+    """The dist-info is what installing the example writes: the two must name the same entry."""
+    with open(os.path.join(PLUGIN, "pyproject.toml"), "rb") as handle:
+        declared = tomllib.load(handle)["project"]["entry-points"]["timefoil.models"]
+    written = open(os.path.join(PLUGIN, "timefoil_caption_length-1.0.dist-info", "entry_points.txt")).read()
+    assert written.splitlines() == ["[timefoil.models]"] + [f"{k} = {v}" for k, v in declared.items()]
+
+
+def test_load_plugins_registers_a_loader_or_a_module_and_skips_a_broken_one(tmp_path, monkeypatch, capsys):
+    site = broken_site(tmp_path)
+    (site / "two_models").mkdir()
+    (site / "two_models" / "__init__.py").write_text(
+        "from timefoil.models import ModelLoader\nfrom timefoil.models.reference import ConstantModel\n"
+        "MODEL = ModelLoader('from-module', lambda arg, options, cache_dir: ConstantModel(), 'declared as MODEL')\n"
+        "LOADER = ModelLoader('from-object', lambda arg, options, cache_dir: ConstantModel(), 'named itself')\n"
+        "NOT_A_LOADER = 42\n")
+    info = site / "two_models-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: two-models\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[timefoil.models]\none = two_models\ntwo = two_models:LOADER\n"
+                                           "wrong = two_models:NOT_A_LOADER\n")
+    monkeypatch.syspath_prepend(str(site))
+    for name in ("from-module", "from-object"):
+        monkeypatch.delitem(MODELS, name, raising=False)  # undone after the test
+    try:
+        assert sorted(load_plugins()) == ["from-module", "from-object"]
+        assert isinstance(MODELS["from-object"], ModelLoader) and MODELS["from-object"].description == "named itself"
+        check_model_spec("from-module")  # known now: no error
+        err = capsys.readouterr().err
+        assert "model plugin 'broken' could not be loaded (ModuleNotFoundError" in err
+        assert "model plugin 'wrong' could not be loaded (TypeError: two_models:NOT_A_LOADER is a int, " \
+               "not a ModelLoader)" in err
+    finally:
+        for name in ("from-module", "from-object"):
+            MODELS.pop(name, None)
+        sys.modules.pop("two_models", None)
