@@ -340,5 +340,5 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
 
 
 __all__ = ["PixelSettings", "ProcessorConfig", "Timing", "UnsupportedFamily", "VisionBuilder", "build_batch",
-           "center_crop", "chat_template", "expand_placeholders", "processor_settings", "rescale_and_normalize", "resize",
-           "shortest_edge_size", "smart_resize", "substitute_placeholders", "to_nchw"]
+           "center_crop", "chat_template", "expand_placeholders", "processor_settings", "rescale_and_normalize",
+           "resize", "shortest_edge_size", "smart_resize", "substitute_placeholders", "to_nchw"]
