@@ -133,3 +133,33 @@ def test_live_against_the_official_processor(setups):
         ours = _ours(setups, case)
         for key in case["digests"]:
             assert torch.equal(torch.as_tensor(ours[key]), torch.as_tensor(reference[key])), key
+
+
+def test_shorter_side_resize_and_centre_crop_by_hand():
+    """The longer side is truncated: 203x367 at 336 gives 336 x int(607.4) = 607; a portrait
+    300x200 gives 504x336. A crop larger than the frame pads zeros, the odd pixel after: 2x3 to
+    4x4 adds one row above and below and one column on the right; a 5-wide frame cropped to 2
+    starts at int(1.5) = 1."""
+    from timefoil.models.video_inputs import center_crop, shortest_edge_size
+
+    assert shortest_edge_size(203, 367, 336) == (336, 607)
+    assert shortest_edge_size(300, 200, 336) == (504, 336)
+    assert shortest_edge_size(336, 500, 336) == (336, 500)
+    frame = torch.arange(1, 7).reshape(1, 2, 3)
+    assert center_crop(frame, 4, 4).tolist() == [[[0, 0, 0, 0], [1, 2, 3, 0], [4, 5, 6, 0], [0, 0, 0, 0]]]
+    assert center_crop(torch.arange(5).reshape(1, 1, 5), 1, 2).tolist() == [[[1, 2]]]
+
+
+@pytest.mark.parametrize("family,frames,tokens", [("llava_next_video", 8, 8 * 12 * 12),
+                                                   ("video_llava", 8, 8 * (16 * 16 + 1)),
+                                                   ("video_llava", 7, 7 * (16 * 16 + 1))])
+def test_cropped_families_token_counts_by_hand(setups, family, frames, tokens):
+    """LLaVA-NeXT-Video: a 336 crop in 14-pixel patches is 24x24, pooled with stride 2 to 12x12
+    a frame; Video-LLaVA: a 224 crop is 16x16 patches plus the class token a frame (8 frames:
+    2056, its config's video_seq_length)."""
+    tokenizer, builder, _ = setups[family]
+    batch = build_batch(builder, tokenizer, [_prompt(tokenizer, [{"type": "video"}])],
+                        [pattern_frames(frames, 240, 320)], [Timing(0.8)])
+    assert int((batch["input_ids"] == tokenizer.convert_tokens_to_ids("<video>")).sum()) == tokens
+    side = 336 if family == "llava_next_video" else 224
+    assert tuple(batch["pixel_values_videos"].shape) == (1, frames, 3, side, side)

@@ -6,6 +6,9 @@ in CI:
     python3 -m venv /tmp/ref && /tmp/ref/bin/pip install torchvision transformers==5.23.0 pillow av click rich
     PYTHONPATH=src /tmp/ref/bin/python tests/reference/make_processor_digests.py tests/data/processor_digests.json
 
+Naming families after the file (``... processor_digests.json llava_next_video``) remakes only
+their cases and keeps every other case of the file as it is.
+
 For each family and each frame shape it builds the processor files that timefoil's tests
 build (timefoil.testing.write_processor_files), calls the official AutoProcessor on the
 deterministic frames of timefoil.testing.pattern_frames with the sampling rate given as
@@ -25,23 +28,31 @@ from timefoil.models.video_inputs import Timing, build_batch
 from timefoil.testing import pattern_frames, tensor_digest, vlm_prompt, vlm_tokenizer, write_processor_files
 
 SHAPES = [(8, 240, 320), (7, 203, 367), (8, 720, 1280), (8, 128, 128), (5, 100, 340)]
+# a portrait frame, for families whose resize follows the shorter side
+PORTRAIT = (8, 300, 200)
 FPS = 0.8  # 8 frames over a 10 s clip
 WORDS = ["Does the video entail the caption a man opens the door"]
 
 
-def main(out: str) -> None:
+def main(out: str, only: list[str]) -> None:
     import transformers
     from transformers import AutoProcessor
 
     torch.set_num_threads(1)
     results = {"transformers": transformers.__version__, "torch": torch.__version__, "fps": FPS, "cases": []}
+    if only:
+        with open(out) as handle:
+            results = json.load(handle)
+        results["cases"] = [case for case in results["cases"] if case["family"] not in only]
     for family, spec in FAMILIES.items():
+        if only and family not in only:
+            continue
         folder = tempfile.mkdtemp()
         tokenizer = vlm_tokenizer(WORDS, family)
         write_processor_files(folder, family, tokenizer)
         official = AutoProcessor.from_pretrained(folder)
         builder = build_vision(family, folder, tokenizer)
-        for shape in SHAPES:
+        for shape in SHAPES + ([PORTRAIT] if "shortest_edge" in spec.tiny.video_processor.get("size", {}) else []):
             frames = pattern_frames(*shape)
             for mode in spec.inputs:
                 if mode == "video":
@@ -71,4 +82,4 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2:])

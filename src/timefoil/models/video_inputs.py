@@ -13,7 +13,8 @@ module holds what the families share; each family's own steps (its ``VisionBuild
 2. rescale and normalise are fused (x - mean*255) / (std*255) in float32;
 3. Qwen2-VL / Qwen2.5-VL: the size comes from ``smart_resize``, the frame count is padded to a
    multiple of ``temporal_patch_size`` with the last frame, and patches are flattened in the
-   model's order; LLaVA-OneVision: a fixed height and width;
+   model's order; LLaVA-OneVision: a fixed height and width; LLaVA-NeXT-Video and Video-LLaVA:
+   the shorter side to a fixed length, then a centre crop;
 4. the video placeholder token of the chat template is expanded to the number of vision
    tokens, then the text is tokenised; Qwen gets ``mm_token_type_ids`` and Qwen2.5-VL gets
    ``second_per_grid_ts`` from the rate the frames were really sampled at.
@@ -156,6 +157,27 @@ def resize(video, height: int, width: int, resample: int = BICUBIC):
             out = out.clamp_(0, 255)
         out = out.round_().to(torch.uint8)
     return out.reshape(*lead, channels, height, width)
+
+
+def shortest_edge_size(height: int, width: int, shortest_edge: int) -> tuple[int, int]:
+    """The size that brings the shorter side to ``shortest_edge`` keeping the aspect ratio, the
+    longer side truncated (not rounded), as torchvision's and transformers' resize compute it."""
+    short, long = (width, height) if width <= height else (height, width)
+    new_long = int(shortest_edge * long / short)
+    return (new_long, shortest_edge) if width <= height else (shortest_edge, new_long)
+
+
+def center_crop(video, height: int, width: int):
+    """transformers' centre crop of a tensor: a side shorter than the crop is first padded with
+    zeros (the odd pixel after), then the window starts at the truncated half of the excess."""
+    torch = _torch()
+    old_h, old_w = video.shape[-2:]
+    if height > old_h or width > old_w:
+        grow_w, grow_h = max(width - old_w, 0), max(height - old_h, 0)
+        video = torch.nn.functional.pad(video, [grow_w // 2, (grow_w + 1) // 2, grow_h // 2, (grow_h + 1) // 2])
+        old_h, old_w = video.shape[-2:]
+    top, left = int((old_h - height) / 2.0), int((old_w - width) / 2.0)
+    return video[..., top:top + height, left:left + width]
 
 
 def rescale_and_normalize(video, settings: "PixelSettings"):
@@ -318,5 +340,5 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
 
 
 __all__ = ["PixelSettings", "ProcessorConfig", "Timing", "UnsupportedFamily", "VisionBuilder", "build_batch",
-           "chat_template", "expand_placeholders", "processor_settings", "rescale_and_normalize", "resize",
-           "smart_resize", "substitute_placeholders", "to_nchw"]
+           "center_crop", "chat_template", "expand_placeholders", "processor_settings", "rescale_and_normalize",
+           "resize", "shortest_edge_size", "smart_resize", "substitute_placeholders", "to_nchw"]

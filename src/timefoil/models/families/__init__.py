@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from ...registry import Registry
 from ..video_inputs import ProcessorConfig, UnsupportedFamily, VisionBuilder
-from . import llava_onevision, qwen2_vl
+from . import llava_next_video, llava_onevision, qwen2_vl, video_llava
 from .base import INPUT_KINDS, TIME_STATEMENTS, TINY_SPECIAL, FamilySpec, TinyRecipe
 
 FAMILIES: Registry[FamilySpec] = Registry("video LLM family", [
     llava_onevision.LLAVA_ONEVISION,
+    llava_next_video.LLAVA_NEXT_VIDEO,
     qwen2_vl.QWEN2_VL,
     qwen2_vl.QWEN2_5_VL,
+    video_llava.VIDEO_LLAVA,
 ])
 
 
