@@ -213,7 +213,7 @@ def gpt2(tmp_path_factory):
     return tiny_gpt2(str(tmp_path_factory.mktemp("gpt2")), CAPTIONS + ["Yes No A B"])
 
 
-def test_perplexity_scores_the_caption_alone_and_lower_perplexity_wins(gpt2):
+def test_perplexity_is_the_official_vilma_rule_and_lower_perplexity_wins(gpt2):
     import torch
 
     from timefoil.models import load_model
@@ -222,16 +222,23 @@ def test_perplexity_scores_the_caption_alone_and_lower_perplexity_wins(gpt2):
 
     model = load_model(f"hf:{gpt2}", {"batch_size": "3"})  # no chat template: perplexity by default
     assert model.score_mode == "perplexity" and model.fingerprint()["score"] == "perplexity"
+    # answers cached under the earlier rule (start token, mean over the caption) are not reused
+    assert "tokens 2..L" in model.fingerprint()["perplexity_rule"]
     answers = model.answer([Request("similarity", None, c) for c in CAPTIONS], None)
-    net = model.model
-    for caption, answer in zip(CAPTIONS, answers):  # one caption at a time, by hand
-        ids = [model.tokenizer.bos_token_id] + model.tokenizer.encode(caption, add_special_tokens=False)
+    net, by_hand = model.model, []
+    for caption, answer in zip(CAPTIONS, answers):  # one caption at a time, unpadded, by hand
+        ids = torch.tensor(model.tokenizer(caption)["input_ids"])  # GPT-2's tokenizer adds no start token
+        assert ids[0] != model.tokenizer.bos_token_id
         with torch.inference_mode():
-            logprobs = torch.log_softmax(net(torch.tensor([ids])).logits[0, :-1].float(), -1)
-        mean = float(logprobs[torch.arange(len(ids) - 1), torch.tensor(ids[1:])].mean())
-        assert answer.score == pytest.approx(mean, abs=1e-5)
-        assert answer.meta["perplexity"] == pytest.approx(np.exp(-mean), rel=1e-5)
-    # the similarity protocol picks the caption of lowest perplexity
+            logits = net(ids[None]).logits[0].float()
+        # ViLMA models/text/run.py: cross-entropy of tokens 2..L, summed, divided by L
+        summed = float(torch.nn.functional.cross_entropy(logits[:-1], ids[1:], reduction="sum"))
+        by_hand.append(np.exp(summed / len(ids)))
+        assert answer.meta["tokens"] == len(ids)
+        assert answer.meta["perplexity"] == pytest.approx(by_hand[-1], rel=1e-5)
+        assert answer.score == pytest.approx(-summed / len(ids), abs=1e-5)
+    assert answers[3].score == 0.0 and answers[3].meta["perplexity"] == 1.0  # "opens": nothing to predict
+    # the similarity protocol picks the caption of lowest perplexity by the hand-computed rule
     from timefoil.items import Item, VideoRef
 
     item = Item(id="i", group_id="i", benchmark="t", test="t", videos=(VideoRef.file("/none.mp4"),),
@@ -239,7 +246,7 @@ def test_perplexity_scores_the_caption_alone_and_lower_perplexity_wins(gpt2):
     from timefoil.offline import answer_offline
 
     outcome = get_protocol("similarity").outcome(answer_offline([item], "similarity", model))
-    best = int(np.argmin([a.meta["perplexity"] for a in answers]))
+    best = int(np.argmin(by_hand))
     assert outcome.correct() == (best == 0) and int(np.argmax(outcome.scores)) == best
     # a base LM without a chat template answers Yes/No questions from a plain-text prompt
     yes_no = model.answer([Request("entailment", None, "Is the door open?", labels=("Yes", "No"))], None)[0]

@@ -6,8 +6,9 @@ entailment  the first-token distribution after the prompt; p(Yes) and p(No) each
 choice      option-letter probabilities from the same distribution, and the full greedy answer.
 similarity  the mean log-probability of the caption's tokens (length-normalised likelihood),
             after "Describe the video." (``score=conditional``), or the caption alone as plain
-            text (``score=perplexity``: lower perplexity wins; ViLMA's GPT-2/OPT rows; the
-            default for a language model without a chat template).
+            text (``score=perplexity``: lower perplexity wins, computed as ViLMA's official
+            script does for its GPT-2/OPT rows; the default for a language model without a
+            chat template).
 generation  greedy decoding with a token budget.
 
 Requests that share a video and a prompt prefix (the captions of one video, both option
@@ -34,6 +35,9 @@ from .video_inputs import _torch
 
 SIMILARITY_INSTRUCTION = "Describe the video."
 BLIND_SIMILARITY_INSTRUCTION = "Describe a video in one sentence."
+# Named in the fingerprint, so answers cached under the earlier rule (a start token added, the
+# mean over the caption's tokens) are not reused.
+PERPLEXITY_RULE = "vilma-run.py: tokenizer's own special tokens, tokens 2..L, summed cross-entropy / L"
 YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
 
 
@@ -95,7 +99,8 @@ class HFGenerative(RanksBySimilarity, Model):
         return {"name": "hf", "path": self.path, "revision": self.revision or getattr(
             self.model.config, "_commit_hash", None), "weights": weights_fingerprint(self.path),
                 "dtype": self.dtype, "max_new_tokens": self.max_new_tokens, **self.inputs.fingerprint(),
-                **({"score": "perplexity"} if self.score_mode == "perplexity" else {}),
+                **({"score": "perplexity", "perplexity_rule": PERPLEXITY_RULE} if self.score_mode == "perplexity"
+                   else {}),
                 **({"choice_reading": "letters"} if self.choice_reading == "letters" else {})}
 
     @property
@@ -144,33 +149,37 @@ class HFGenerative(RanksBySimilarity, Model):
             Answer(score=score) for _, score in self._rows(group, frames, caption=True)])
 
     def _sentence_likelihoods(self, requests: Sequence[Request]) -> list[Answer]:
-        """Each caption alone, as plain text after the start token: the mean log-probability of
-        its tokens (score; higher wins) and its perplexity, exp(-score). No video, no prompt."""
+        """Each caption alone, as plain text, scored by ViLMA's rule for its GPT-2/OPT rows
+        (models/text/run.py, lines 84-102 of github.com/ilkerkesen/ViLMA at 746912b): the
+        caption is tokenised with the tokenizer's own special tokens (none for GPT-2, a leading
+        </s> for OPT; timefoil adds no start token of its own), tokens 2..L are predicted from
+        their prefixes, and the summed cross-entropy is divided by L, the whole length, not by
+        the L - 1 tokens scored. score = -sum / L (higher wins); perplexity = exp(sum / L). A
+        one-token caption thus scores 0 (perplexity 1), as in the official script."""
         torch = _torch()
-        start = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else \
-            self.tokenizer.eos_token_id
         answers = []
         with torch.inference_mode():
             for first in range(0, len(requests), self.batch_size):
-                rows = [[start] + self.tokenizer.encode(r.text, add_special_tokens=False)
-                        for r in requests[first:first + self.batch_size]]
-                width = max(len(row) for row in rows)
+                rows = [self.tokenizer(r.text)["input_ids"] for r in requests[first:first + self.batch_size]]
+                width = max(1, max(len(row) for row in rows))
                 ids = torch.full((len(rows), width), self.tokenizer.pad_token_id, dtype=torch.long)
                 mask = torch.zeros((len(rows), width), dtype=torch.long)
                 for b, row in enumerate(rows):  # left padded, positions counted from each row's start
-                    ids[b, width - len(row):] = torch.tensor(row)
-                    mask[b, width - len(row):] = 1
+                    if row:
+                        ids[b, width - len(row):] = torch.tensor(row)
+                        mask[b, width - len(row):] = 1
                 positions = (mask.cumsum(-1) - 1).clamp(min=0)
                 logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                                     position_ids=positions.to(self.device)).logits.float()
                 scored = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None].to(self.device))[..., 0]
                 self.stats["forward_tokens"] += int(mask.sum())
                 for b, row in enumerate(rows):
-                    if len(row) == 1:
+                    if not row:
                         answers.append(Answer(error="empty caption: no tokens to score"))
                         continue
-                    mean = float(scored[b, width - len(row):].mean())
-                    answers.append(Answer(score=mean, meta={"tokens": len(row) - 1, "perplexity": math.exp(-mean)}))
+                    log_likelihood = float(scored[b, width - len(row):].sum()) if len(row) > 1 else 0.0
+                    score = log_likelihood / len(row)
+                    answers.append(Answer(score=score, meta={"tokens": len(row), "perplexity": math.exp(-score)}))
         return answers
 
     def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
