@@ -6,6 +6,9 @@ in CI:
     python3 -m venv /tmp/ref && /tmp/ref/bin/pip install torchvision transformers==5.23.0 pillow av click rich
     PYTHONPATH=src /tmp/ref/bin/python tests/reference/make_processor_digests.py tests/data/processor_digests.json
 
+Naming families after the file (``... processor_digests.json internvl``) remakes only their cases,
+appended to the file's others, which stay as they are.
+
 For each family and each frame shape it builds the processor files that timefoil's tests
 build (timefoil.testing.write_processor_files), calls the official AutoProcessor on the
 deterministic frames of timefoil.testing.pattern_frames with the sampling rate given as
@@ -29,13 +32,21 @@ FPS = 0.8  # 8 frames over a 10 s clip
 WORDS = ["Does the video entail the caption a man opens the door"]
 
 
-def main(out: str) -> None:
+def main(out: str, only: list[str]) -> None:
     import transformers
     from transformers import AutoProcessor
 
     torch.set_num_threads(1)
     results = {"transformers": transformers.__version__, "torch": torch.__version__, "fps": FPS, "cases": []}
+    kept = []
+    if only:
+        with open(out) as handle:
+            results = json.load(handle)
+        kept = [case for case in results["cases"] if case["family"] not in only]
+        results["cases"] = kept
     for family, spec in FAMILIES.items():
+        if only and family not in only:
+            continue
         folder = tempfile.mkdtemp()
         tokenizer = vlm_tokenizer(WORDS, family)
         write_processor_files(folder, family, tokenizer)
@@ -71,4 +82,4 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2:])

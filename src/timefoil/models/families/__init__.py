@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from ...registry import Registry
 from ..video_inputs import ProcessorConfig, UnsupportedFamily, VisionBuilder
-from . import llava_onevision, qwen2_vl
+from . import internvl, llava_onevision, qwen2_vl
 from .base import INPUT_KINDS, TIME_STATEMENTS, TINY_SPECIAL, FamilySpec, TinyRecipe
 
 FAMILIES: Registry[FamilySpec] = Registry("video LLM family", [
     llava_onevision.LLAVA_ONEVISION,
     qwen2_vl.QWEN2_VL,
     qwen2_vl.QWEN2_5_VL,
+    internvl.INTERNVL,
 ])
 
 
