@@ -134,3 +134,13 @@ def test_an_unknown_family_is_refused_naming_the_table(qwen2_vl):
     tokenizer = vlm_tokenizer(WORDS, "qwen2_vl")
     with pytest.raises(UnsupportedFamily, match=f"builds video inputs for {', '.join(FAMILIES)}; 'idefics3' is not"):
         build_vision("idefics3", qwen2_vl, tokenizer)
+
+
+def test_an_internvl_folder_set_to_centre_crop_is_refused_in_one_line(tmp_path):
+    """timefoil builds InternVL's squashed frames only; a crop would make other pixels unseen."""
+    tokenizer = vlm_tokenizer(WORDS, "internvl")
+    write_processor_files(tmp_path, "internvl", tokenizer, video={"do_center_crop": True,
+                                                                  "crop_size": {"height": 32, "width": 32}})
+    with pytest.raises(ValueError, match=r"^InternVL's video processor is set to centre-crop, which timefoil does "
+                                         r"not build \(--model-arg preprocess=official"):
+        build_vision("internvl", str(tmp_path), tokenizer)

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..video_inputs import ProcessorConfig, VisionBuilder, rescale_and_normalize, resize, to_nchw
+from ..video_inputs import (
+    OPENAI_CLIP_MEAN,
+    OPENAI_CLIP_STD,
+    ProcessorConfig,
+    VisionBuilder,
+    rescale_and_normalize,
+    resize,
+    to_nchw,
+)
 from .base import TINY_SPECIAL, FamilySpec, TinyRecipe
 
 IMAGENET_MEAN = [0.485, 0.456, 0.406]
@@ -37,6 +45,9 @@ class InternVLBuilder(VisionBuilder):
 
 
 def vision(spec: FamilySpec, config: ProcessorConfig) -> InternVLBuilder:
+    if config.video.get("do_center_crop"):  # the checkpoints leave it off; built without it, inputs would differ
+        raise ValueError("InternVL's video processor is set to centre-crop, which timefoil does not build "
+                         "(--model-arg preprocess=official uses the model's own processor)")
     size = config.video.get("size") or {}
     builder = InternVLBuilder(
         family=spec.name, settings=config.pixels, video_token=config.video_token or NAMED_TOKENS["video_token"],
@@ -70,10 +81,15 @@ PIXELS = {"do_resize": True, "resample": 3, "do_rescale": True, "rescale_factor"
 INTERNVL = FamilySpec(
     name="internvl", title="InternVL", vision=vision,
     inputs=("video",),  # its images are tiled into a variable number of crops, which timefoil does not build
+    # on: positions are plain 1-D counts and attention is causal, so the KV cache of a shared prefix
+    # (the frames and the instruction before the caption) is the same whatever suffix follows
     prefix_reuse_off=None,
     tiny=TinyRecipe(
         chat_template=TEMPLATE,
-        video_processor={**PIXELS, "size": {"height": 448, "width": 448},
+        # as the "-hf" checkpoints ship it: the video processor keeps its class defaults (384 square,
+        # CLIP mean and std) while the image processor has the 448 tiles and ImageNet statistics
+        video_processor={**PIXELS, "size": {"height": 384, "width": 384}, "image_mean": list(OPENAI_CLIP_MEAN),
+                         "image_std": list(OPENAI_CLIP_STD), "do_sample_frames": False, "initial_shift": True,
                          "video_processor_type": "InternVLVideoProcessor"},
         image_processor={**PIXELS, "size": {"height": 448, "width": 448}, "crop_to_patches": False,
                          "min_patches": 1, "max_patches": 12, "image_processor_type": "GotOcr2ImageProcessorFast"},
