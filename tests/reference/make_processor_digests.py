@@ -6,8 +6,8 @@ in CI:
     python3 -m venv /tmp/ref && /tmp/ref/bin/pip install torchvision transformers==5.23.0 pillow av click rich
     PYTHONPATH=src /tmp/ref/bin/python tests/reference/make_processor_digests.py tests/data/processor_digests.json
 
-Naming families after the file (``... processor_digests.json internvl``) remakes only their cases,
-appended to the file's others, which stay as they are.
+Naming families after the file (``... processor_digests.json llava_next_video``) remakes only
+their cases and keeps every other case of the file as it is.
 
 For each family and each frame shape it builds the processor files that timefoil's tests
 build (timefoil.testing.write_processor_files), calls the official AutoProcessor on the
@@ -28,6 +28,8 @@ from timefoil.models.video_inputs import Timing, build_batch
 from timefoil.testing import pattern_frames, tensor_digest, vlm_prompt, vlm_tokenizer, write_processor_files
 
 SHAPES = [(8, 240, 320), (7, 203, 367), (8, 720, 1280), (8, 128, 128), (5, 100, 340)]
+# a portrait frame, for families whose resize follows the shorter side
+PORTRAIT = (8, 300, 200)
 FPS = 0.8  # 8 frames over a 10 s clip
 WORDS = ["Does the video entail the caption a man opens the door"]
 
@@ -38,12 +40,10 @@ def main(out: str, only: list[str]) -> None:
 
     torch.set_num_threads(1)
     results = {"transformers": transformers.__version__, "torch": torch.__version__, "fps": FPS, "cases": []}
-    kept = []
     if only:
         with open(out) as handle:
             results = json.load(handle)
-        kept = [case for case in results["cases"] if case["family"] not in only]
-        results["cases"] = kept
+        results["cases"] = [case for case in results["cases"] if case["family"] not in only]
     for family, spec in FAMILIES.items():
         if only and family not in only:
             continue
@@ -52,7 +52,7 @@ def main(out: str, only: list[str]) -> None:
         write_processor_files(folder, family, tokenizer)
         official = AutoProcessor.from_pretrained(folder)
         builder = build_vision(family, folder, tokenizer)
-        for shape in SHAPES:
+        for shape in SHAPES + ([PORTRAIT] if "shortest_edge" in spec.tiny.video_processor.get("size", {}) else []):
             frames = pattern_frames(*shape)
             for mode in spec.inputs:
                 if mode == "video":
