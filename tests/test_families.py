@@ -68,13 +68,18 @@ def test_inputs_and_time_are_what_the_table_says(builders, family):
                 build_batch(builder, tokenizer, [prompt], [frames], [Timing(0.8)], as_images=kind == "images")
             continue
         batch = build_batch(builder, tokenizer, [prompt], [frames], [Timing(0.8)], as_images=kind == "images")
-        shown = int((batch["input_ids"] == tokenizer.convert_tokens_to_ids(token)).sum())
-        assert shown > len(parts)  # each placeholder became the input's tokens
+        # each placeholder became the input's tokens (InternVL writes a video's frames as image tiles)
+        shown = int(torch.isin(batch["input_ids"], torch.tensor(tokenizer.convert_tokens_to_ids(
+            [builder.video_token, builder.image_token]))).sum())
+        assert shown > len(parts)
     video = build_batch(builder, tokenizer, [vlm_prompt(tokenizer, [{"type": "video"}], WORDS[0])], [frames],
                         [Timing(0.8)]) if "video" in spec.inputs else {}
     assert ("second_per_grid_ts" in video) == (spec.time == "second_per_grid_ts")
+    # time is stated in the text exactly where the text changes with the frames' times (InternVL's
+    # "Frame<i>:" numbers frames, which is no statement of time)
     stated = builder.placeholders("<t>", [3], Timing(0.8, (0.5, 1.75, 3.0)))
-    assert (stated != ["<t>" * 3]) == (spec.time == "text_timestamps")
+    later = builder.placeholders("<t>", [3], Timing(0.8, (9.5, 10.75, 12.0)))
+    assert (stated != later) == (spec.time == "text_timestamps")
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -131,3 +136,13 @@ def test_an_unknown_family_is_refused_naming_the_table(qwen2_vl):
     tokenizer = vlm_tokenizer(WORDS, "qwen2_vl")
     with pytest.raises(UnsupportedFamily, match=f"builds video inputs for {', '.join(FAMILIES)}; 'idefics3' is not"):
         build_vision("idefics3", qwen2_vl, tokenizer)
+
+
+def test_an_internvl_folder_set_to_centre_crop_is_refused_in_one_line(tmp_path):
+    """timefoil builds InternVL's squashed frames only; a crop would make other pixels unseen."""
+    tokenizer = vlm_tokenizer(WORDS, "internvl")
+    write_processor_files(tmp_path, "internvl", tokenizer, video={"do_center_crop": True,
+                                                                  "crop_size": {"height": 32, "width": 32}})
+    with pytest.raises(ValueError, match=r"^InternVL's video processor is set to centre-crop, which timefoil does "
+                                         r"not build \(--model-arg preprocess=official"):
+        build_vision("internvl", str(tmp_path), tokenizer)

@@ -162,6 +162,8 @@ def vlm_tokenizer(texts, family: str):
     tokenizer = word_tokenizer(list(texts) + ["system user assistant"])
     tokenizer.add_special_tokens({"additional_special_tokens": [AddedToken(t, special=True)
                                                                 for t in recipe.special_tokens]})
+    if recipe.named_tokens:
+        tokenizer._set_model_specific_special_tokens(special_tokens=dict(recipe.named_tokens))
     tokenizer.chat_template = recipe.chat_template
     return tokenizer
 

@@ -31,6 +31,9 @@ class TinyRecipe:
     small_video: dict = field(default_factory=dict)  # overrides that keep the tiny model's inputs small
     small_processor: dict = field(default_factory=dict)
     special_tokens: tuple = TINY_SPECIAL
+    # tokens the tokenizer names as attributes (tokenizer_config.json's extra_special_tokens), which the
+    # official processor reads (e.g. InternVL's start_image_token)
+    named_tokens: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
