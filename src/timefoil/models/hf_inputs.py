@@ -129,7 +129,10 @@ class InputEncoder:
             return dict(processor(text=texts, images=images, return_tensors="pt", padding=True))
         metadata = [{"total_num_frames": len(f.array), "fps": f.sampled_fps,
                      "frames_indices": list(range(len(f.array)))} for f in frames if f is not None]
-        return dict(processor(text=texts, videos=arrays, video_metadata=metadata, return_tensors="pt", padding=True))
+        # the frames are timefoil's sampling: a processor that samples by default (Qwen3-VL: 2 fps,
+        # at least 4 frames) must not thin them again
+        return dict(processor(text=texts, videos=arrays, video_metadata=metadata, do_sample_frames=False,
+                              return_tensors="pt", padding=True))
 
     def _compare_with_official(self, texts, frames, batch) -> None:
         """Build the first batch again with the official processor; a difference is a warning
