@@ -34,9 +34,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
-from timefoil.runner import RunConfig, run
-from timefoil.store import RunLog
-from timefoil.threads import apply_threads
+from timefoil.execution.runner import RunConfig, run
+from timefoil.execution.store import RunLog
+from timefoil.core.threads import apply_threads
 from timefoil.video import Sampling, write_video
 
 ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type")

@@ -19,7 +19,7 @@ import time
 import torch
 
 from timefoil.models.hf_generative import HFGenerative
-from timefoil.requests import Request
+from timefoil.models.requests import Request
 from timefoil.testing import word_tokenizer
 
 WORDS = ("red blue green square circle jumps moves left right up down then after before quickly slowly the a "

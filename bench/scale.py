@@ -21,11 +21,11 @@ import tempfile
 import time
 
 from timefoil.benchmarks import get_benchmark
-from timefoil.distributed import RayOptions
-from timefoil.items import VideoRef
-from timefoil.requests import Request
-from timefoil.runner import RunConfig, Runner
-from timefoil.sharding import VideoUnits, assign, unit_costs, video_batches
+from timefoil.execution.distributed import RayOptions
+from timefoil.core.items import VideoRef
+from timefoil.models.requests import Request
+from timefoil.execution.runner import RunConfig, Runner
+from timefoil.execution.sharding import VideoUnits, assign, unit_costs, video_batches
 from timefoil.synth import generate
 from timefoil.testing import tiny_clip
 from timefoil.video import Sampling

@@ -22,14 +22,14 @@ import time
 
 import torch
 
-from timefoil.items import VideoRef
+from timefoil.core.items import VideoRef
 from timefoil.models.hf_generative import HFGenerative
 from timefoil.models.hf_inputs import frames_of
 from timefoil.protocols import Prompts
-from timefoil.requests import Request
+from timefoil.models.requests import Request
 from timefoil.models.families import FAMILIES
 from timefoil.testing import pattern_frames, vlm_tokenizer, write_processor_files
-from timefoil.threads import apply_threads
+from timefoil.core.threads import apply_threads
 
 WORDS = ("red blue green square circle jumps moves left right up down then after before quickly slowly the a "
          "man woman dog opens closes door picks puts cup table walks runs").split()

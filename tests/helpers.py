@@ -1,10 +1,10 @@
 """Shared test helpers: items built in code."""
 from __future__ import annotations
 
-from timefoil.items import Item, VideoRef
-from timefoil.runner import score_run
-from timefoil.store import RunLog
-from timefoil.offline import answer_offline  # noqa: F401  (re-exported for the tests)
+from timefoil.core.items import Item, VideoRef
+from timefoil.execution.runner import score_run
+from timefoil.execution.store import RunLog
+from timefoil.execution.offline import answer_offline  # noqa: F401  (re-exported for the tests)
 
 
 def video(name: str) -> VideoRef:

@@ -6,10 +6,10 @@ import pytest
 from helpers import generated_suite, run_records
 
 from timefoil.models import Model
-from timefoil.parsing import parse_choice, parse_yes_no
+from timefoil.measures.parsing import parse_choice, parse_yes_no
 from timefoil.protocols.entailment import entailment_reading
-from timefoil.requests import Answer
-from timefoil.runner import RunConfig, run, score_run
+from timefoil.models.requests import Answer
+from timefoil.execution.runner import RunConfig, run, score_run
 
 AB = ("A", "B")
 ABCD = ("A", "B", "C", "D")

@@ -12,8 +12,8 @@ import pytest
 
 from timefoil.benchmarks import DataError, get_benchmark
 from timefoil.models.base import Model
-from timefoil.offline import answer_offline
-from timefoil.requests import Answer
+from timefoil.execution.offline import answer_offline
+from timefoil.models.requests import Answer
 from timefoil.scoring import score_records
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")

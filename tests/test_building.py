@@ -12,8 +12,8 @@ from timefoil.building.agreement import fleiss_kappa, krippendorff_alpha, summar
 from timefoil.building.filters import aspect_decision, class_probabilities, language_prior_filter, p_yes
 from timefoil.building.generate import prompt, read_counterfactual
 from timefoil.building.rules import Event, count_foil, role_swaps, same_words, swap_events, swap_words
-from timefoil.items import Item, VideoRef
-from timefoil.requests import Answer
+from timefoil.core.items import Item, VideoRef
+from timefoil.models.requests import Answer
 
 
 @pytest.mark.parametrize("caption, expected", [

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from timefoil.caption_metrics import caption_metrics, cider_d, corpus_bleu, rouge_l, tokens
+from timefoil.measures.caption_metrics import caption_metrics, cider_d, corpus_bleu, rouge_l, tokens
 
 CANDIDATES = ["A dog runs fast.", "the cat is on the mat"]
 REFERENCES = [["the dog runs quickly"], ["there is a cat on the mat"]]

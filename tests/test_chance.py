@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from timefoil.items import Item
+from timefoil.core.items import Item
 from timefoil.models import ConstantModel, RandomModel
 from timefoil.scoring import score_records
 

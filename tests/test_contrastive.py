@@ -6,10 +6,10 @@ pytest.importorskip("transformers")
 pytest.importorskip("PIL")
 
 from timefoil.benchmarks import get_benchmark  # noqa: E402
-from timefoil.items import VideoRef  # noqa: E402
+from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models import load_model  # noqa: E402
-from timefoil.runner import RunConfig, Runner  # noqa: E402
-from timefoil.store import RunLog  # noqa: E402
+from timefoil.execution.runner import RunConfig, Runner  # noqa: E402
+from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import tiny_clip  # noqa: E402
 from timefoil.video import FrameStore, Sampling  # noqa: E402
@@ -57,7 +57,7 @@ def test_each_video_and_text_encoded_once_and_scores_match_a_direct_computation(
 def test_logit_score_and_blind_requests(tmp_path, suite):
     path = tiny_clip(tmp_path / "clip", ["a red square"])
     cosine, logit = load_model(f"clip:{path}"), load_model(f"clip:{path}", {"score": "logit"})
-    from timefoil.requests import Request
+    from timefoil.models.requests import Request
 
     video = VideoRef.file(f"{suite}/videos/order-000-a.mp4")
     request = Request("similarity", video, "a red square", Sampling(frames=2))
@@ -100,7 +100,7 @@ def test_retrieval_ranks_every_text_once_and_agrees_with_pairwise_scores(suite, 
     asked rank equal to the rank read off the pairwise similarity scores."""
     from timefoil.benchmarks import BENCHMARKS, register
     from timefoil.models.base import ranks_of
-    from timefoil.requests import Request
+    from timefoil.models.requests import Request
 
     synth = get_benchmark("synth")
     texts = [t for item in synth.load(suite) if item.options_are == "texts" for t in item.texts]

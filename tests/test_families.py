@@ -11,14 +11,14 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from timefoil.items import VideoRef  # noqa: E402
+from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.families import FAMILIES, FamilySpec, build_vision  # noqa: E402
 from timefoil.models.hf_generative import HFGenerative  # noqa: E402
 from timefoil.models.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.video_inputs import Timing, UnsupportedFamily, build_batch  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
-from timefoil.requests import Request  # noqa: E402
-from timefoil.runner import RunConfig, run  # noqa: E402
+from timefoil.models.requests import Request  # noqa: E402
+from timefoil.execution.runner import RunConfig, run  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm, vlm_prompt, vlm_tokenizer, write_processor_files  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402

@@ -21,7 +21,7 @@ pytest.importorskip("httpx")
 from faults import Fault, run_fault  # noqa: E402
 from provider_fakes import ProviderServer  # noqa: E402
 
-from timefoil.store import RunLog  # noqa: E402
+from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 
 KEY = "pk-live-3Hs8Wd1Qy6Fn0Jc5Xv2Br9"

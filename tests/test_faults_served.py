@@ -25,8 +25,8 @@ from test_openai_api import FakeServer  # noqa: E402
 
 from timefoil.models.served.limits import retry_after_seconds  # noqa: E402
 from timefoil.models.served.openai import OpenAICompatible  # noqa: E402
-from timefoil.redaction import public_url, redact  # noqa: E402
-from timefoil.store import RunLog, strict_json  # noqa: E402
+from timefoil.core.redaction import public_url, redact  # noqa: E402
+from timefoil.execution.store import RunLog, strict_json  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 
 ENV_KEY = "sk-live-7Qz9Xw2Lm4Np6Rt8Vb0Kc3Hd5"  # in OPENAI_API_KEY

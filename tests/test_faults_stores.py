@@ -243,7 +243,7 @@ def test_fault(fault, tmp_path):
 
 # -- the same faults in one process, where they can be made exactly ----------------------------
 def test_an_output_is_refused_only_when_it_is_or_lies_inside_an_input(tmp_path):
-    from timefoil.paths import OutputInsideInput, refuse_output_inside
+    from timefoil.core.paths import OutputInsideInput, refuse_output_inside
 
     data = tmp_path / "B"
     data.mkdir()
@@ -257,7 +257,7 @@ def test_an_output_is_refused_only_when_it_is_or_lies_inside_an_input(tmp_path):
 
 def warm_responses(path: Path, count: int = 300) -> dict[str, dict]:
     """A healthy cache of ``count`` answers (enough pages that more need new ones)."""
-    from timefoil.store import ResponseCache
+    from timefoil.execution.store import ResponseCache
 
     values = {f"k{i:04d}": {"answer": {"raw": "A" * 200}, "frames": {"n": i}} for i in range(count)}
     cache = ResponseCache(str(path))
@@ -428,7 +428,7 @@ def test_an_entry_removed_after_it_was_read_is_still_a_hit(tmp_path, monkeypatch
 
 
 def test_a_hard_linked_lock_is_refused_and_its_other_name_kept(tmp_path):
-    from timefoil.store import LOCK, RunLock, RunLockError
+    from timefoil.execution.store import LOCK, RunLock, RunLockError
 
     (tmp_path / "r").mkdir()
     (tmp_path / "notes.txt").write_text("keep\n")

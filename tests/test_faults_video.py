@@ -214,7 +214,7 @@ def test_fault(fault, tmp_path):
     (180, (-1, -1)),
 ])
 def test_frames_are_shown_upright_and_the_turn_is_kept_with_them(tmp_path, rotation, red_at):
-    from timefoil.items import VideoRef
+    from timefoil.core.items import VideoRef
     from timefoil.video import FrameStore, Sampling
 
     path = tmp_path / "v.mp4"
@@ -238,7 +238,7 @@ def test_an_oversized_frame_is_refused_before_it_is_decoded(tmp_path):
     write_huge(tmp_path / "huge.mp4")
     good(tmp_path / "small.mp4")
     ask = ("import resource, sys\n"
-           "from timefoil.items import VideoRef\n"
+           "from timefoil.core.items import VideoRef\n"
            "from timefoil.video import FrameStore, Sampling, VideoError\n"
            "try:\n"
            "    FrameStore().get(VideoRef.file(sys.argv[1]), Sampling(frames=8))\n"

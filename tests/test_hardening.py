@@ -60,8 +60,8 @@ def test_one_writer_per_run_directory_and_a_killed_writers_lock_is_taken_over(tm
     import signal
     import time
 
-    from timefoil.runner import RunConfig, RunError, run
-    from timefoil.store import RunLog
+    from timefoil.execution.runner import RunConfig, RunError, run
+    from timefoil.execution.store import RunLog
     from timefoil.synth import generate
 
     here = os.path.dirname(__file__)
@@ -155,7 +155,7 @@ def test_score_and_check_report_corrupt_lines_and_double_answers(tmp_path):
 def test_a_4k_clips_frames_are_compressed_and_the_cache_stays_within_its_budget(tmp_path, monkeypatch):
     import numpy as np
 
-    from timefoil.items import VideoRef
+    from timefoil.core.items import VideoRef
     from timefoil.video import FrameStore, Sampling, write_video
     from timefoil.video.diskcache import FrameDiskCache
 
@@ -207,7 +207,7 @@ def test_variable_frame_rate_video_decodes_by_timestamp_and_a_raw_stream_is_flag
     import av
     import numpy as np
 
-    from timefoil.items import VideoRef
+    from timefoil.core.items import VideoRef
     from timefoil.video import FrameStore, Sampling
     from timefoil.video.decode import decode_indices, probe
 
@@ -288,7 +288,7 @@ def test_bad_annotations_end_in_one_line_naming_file_record_and_field(tmp_path, 
 def test_a_remote_server_without_a_key_is_warned_about_once(capsys, monkeypatch):
     pytest.importorskip("httpx")
     from timefoil.models.openai_api import OpenAICompatible
-    from timefoil.requests import Request
+    from timefoil.models.requests import Request
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model = OpenAICompatible("m", "http://192.0.2.1:9/v1", max_retries=0, timeout=0.2)  # TEST-NET: never answers

@@ -12,8 +12,8 @@ pytest.importorskip("transformers")
 from timefoil.models import load_model  # noqa: E402
 from timefoil.models.hf_generative import HFGenerative  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
-from timefoil.requests import Request  # noqa: E402
-from timefoil.runner import RunConfig, run  # noqa: E402
+from timefoil.models.requests import Request  # noqa: E402
+from timefoil.execution.runner import RunConfig, run  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import tiny_llama  # noqa: E402
 
@@ -114,7 +114,7 @@ needs_minilm = pytest.mark.skipif(
 BLIND_LM_PROBE = """
 import json, sys
 from timefoil.models import load_model
-from timefoil.requests import Request
+from timefoil.models.requests import Request
 from timefoil.protocols import Prompts
 model = load_model("blind-lm")
 p = Prompts().entailment
@@ -138,7 +138,7 @@ def test_blind_lm_loads_offline_and_is_reproducible(tmp_path):
 
 @needs_minilm
 def test_blind_embed_and_caption_embedding_similarity():
-    from timefoil.caption_metrics import embedding_similarity
+    from timefoil.measures.caption_metrics import embedding_similarity
 
     model = load_model("blind-embed")
     scores = [a.score for a in model.answer([Request("similarity", None, c) for c in CAPTIONS[:2]], None)]

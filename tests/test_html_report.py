@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from timefoil.runner import RunConfig, run
-from timefoil.store import RunLog
+from timefoil.execution.runner import RunConfig, run
+from timefoil.execution.store import RunLog
 from timefoil.synth import generate
 from timefoil.video import Sampling
 

@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("httpx")
 
 from provider_fakes import JsonHandler  # noqa: E402
-from timefoil.runner import RunConfig, run  # noqa: E402
-from timefoil.store import RunLog  # noqa: E402
+from timefoil.execution.runner import RunConfig, run  # noqa: E402
+from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.video import Sampling  # noqa: E402
 
@@ -165,7 +165,7 @@ def test_png_frames_decode_back():
 
     from PIL import Image
 
-    from timefoil.imaging import png
+    from timefoil.core.imaging import png
 
     frame = np.random.default_rng(0).integers(0, 255, (7, 9, 3), dtype=np.uint8)
     assert np.array_equal(np.asarray(Image.open(BytesIO(png(frame)))), frame)

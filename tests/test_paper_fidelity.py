@@ -9,9 +9,9 @@ import pytest
 
 import test_benchmarks as tb
 from timefoil.models import MODELS, Model, ModelLoader
-from timefoil.parsing import conclusion
-from timefoil.requests import Answer
-from timefoil.runner import RunConfig, run
+from timefoil.measures.parsing import conclusion
+from timefoil.models.requests import Answer
+from timefoil.execution.runner import RunConfig, run
 from timefoil.video import write_video
 
 COT = "\nplease think step by step"
@@ -99,7 +99,7 @@ def test_conclusion_of_a_reasoned_answer(raw, said):
 
 def test_velociti_cot_reads_the_verdict_in_the_papers_output_tags(tmp_path):
     from timefoil.benchmarks import get_benchmark
-    from timefoil.offline import answer_offline
+    from timefoil.execution.offline import answer_offline
     from timefoil.protocols import PlanContext, get_protocol
 
     bench = get_benchmark("velociti")
@@ -165,7 +165,7 @@ class ScriptedVelociti(Model):
 
 def test_velociti_averages_every_metric_over_the_tests_without_control(tmp_path):
     from timefoil.benchmarks import get_benchmark
-    from timefoil.offline import answer_offline
+    from timefoil.execution.offline import answer_offline
     from timefoil.scoring import score_records
 
     bench, items = get_benchmark("velociti"), velociti_items(tmp_path)
@@ -218,7 +218,7 @@ def test_perplexity_is_the_official_vilma_rule_and_lower_perplexity_wins(gpt2):
 
     from timefoil.models import load_model
     from timefoil.protocols import get_protocol
-    from timefoil.requests import Request
+    from timefoil.models.requests import Request
 
     model = load_model(f"hf:{gpt2}", {"batch_size": "3"})  # no chat template: perplexity by default
     assert model.score_mode == "perplexity" and model.fingerprint()["score"] == "perplexity"
@@ -239,11 +239,11 @@ def test_perplexity_is_the_official_vilma_rule_and_lower_perplexity_wins(gpt2):
         assert answer.score == pytest.approx(-summed / len(ids), abs=1e-5)
     assert answers[3].score == 0.0 and answers[3].meta["perplexity"] == 1.0  # "opens": nothing to predict
     # the similarity protocol picks the caption of lowest perplexity by the hand-computed rule
-    from timefoil.items import Item, VideoRef
+    from timefoil.core.items import Item, VideoRef
 
     item = Item(id="i", group_id="i", benchmark="t", test="t", videos=(VideoRef.file("/none.mp4"),),
                 texts=tuple(CAPTIONS))
-    from timefoil.offline import answer_offline
+    from timefoil.execution.offline import answer_offline
 
     outcome = get_protocol("similarity").outcome(answer_offline([item], "similarity", model))
     best = int(np.argmin(by_hand))
@@ -315,7 +315,7 @@ def test_velociti_loads_the_released_subset_csv_with_v1_test_names(tmp_path):
 # -- breakdowns -------------------------------------------------------------------------------
 def test_temporalbench_multichoice_has_its_own_name_chance_and_categories(tmp_path):
     from timefoil.benchmarks import get_benchmark
-    from timefoil.offline import answer_offline
+    from timefoil.execution.offline import answer_offline
     from timefoil.scoring import score_records
 
     v1, v2 = "short_video/COIN/a.mp4", "short_video/COIN/b.mp4"
@@ -426,7 +426,7 @@ def test_the_papers_rows_are_quoted_under_a_runs_tables(vinoground, tmp_path):
 def test_sample_is_stratified_over_tests_and_seeded():
     from helpers import pair_item
 
-    from timefoil.runner import sampled_groups
+    from timefoil.execution.runner import sampled_groups
 
     items = [pair_item(f"{t}{k}", f"{t}{k}", ["c", "f"], test=t) for t, n in (("a", 60), ("b", 30), ("c", 10))
              for k in range(n)]
@@ -441,8 +441,8 @@ def test_sample_is_stratified_over_tests_and_seeded():
 def test_centralized_option_analysis():
     """Options: the truth and three one-word edits of it; the truth shares most words with the
     others, so it is the centre. A model that always answers the centre is always right."""
-    from timefoil.items import Item, VideoRef
-    from timefoil.offline import answer_offline
+    from timefoil.core.items import Item, VideoRef
+    from timefoil.execution.offline import answer_offline
     from timefoil.protocols.choice import central_option
     from timefoil.scoring import score_records
 
@@ -486,9 +486,9 @@ def test_retrieval_recall_on_a_four_by_four_matrix():
     2/4, not "either" (4/4); chance 1/4 each. At k = 1 an item's caption and counterfactual
     cannot both hit, so each item gives one hit (chance 1/2) or none: 4 hits of 8 units has
     P(X >= 4) = 1/16 for X ~ Binomial(4, 1/2), not the 0.114 of eight independent quarters."""
-    from timefoil.items import Item, VideoRef
+    from timefoil.core.items import Item, VideoRef
     from timefoil.models.base import RanksBySimilarity
-    from timefoil.offline import answer_offline
+    from timefoil.execution.offline import answer_offline
     from timefoil.scoring import score_records
 
     texts = [f"c{j}" for j in range(4)]
@@ -518,12 +518,12 @@ def test_terminal_table_shows_each_numbers_own_chance():
 
     from helpers import pair_item
 
-    from timefoil.report import ScoredRun, run_table
+    from timefoil.reports.report import ScoredRun, run_table
     from timefoil.scoring import score_records
 
     items = [pair_item(f"a{k}", f"a{k}", ["c", "f", "g"], test="a") for k in range(3)]
     items += [pair_item(f"b{k}", f"b{k}", ["c", "f"], test="b") for k in range(3)]
-    from timefoil.offline import answer_offline
+    from timefoil.execution.offline import answer_offline
 
     report = score_records(answer_offline(items, "similarity", tb.ByLength()), benchmark="t", model="m",
                            protocol="similarity")

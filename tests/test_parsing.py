@@ -1,6 +1,6 @@
 import pytest
 
-from timefoil.parsing import parse_choice, parse_yes_no
+from timefoil.measures.parsing import parse_choice, parse_yes_no
 
 OPTIONS = ("the red square jumps and then the blue circle jumps",
            "the blue circle jumps and then the red square jumps")

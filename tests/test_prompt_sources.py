@@ -216,7 +216,7 @@ def test_a_variant_for_another_protocol_is_refused_before_anything_runs(tmp_path
 
 
 def test_own_wording_is_labelled_in_the_report(tmp_path):
-    from timefoil.report import load_scored
+    from timefoil.reports.report import load_scored
 
     data = velociti_folder(tmp_path)
     for variant in ("cot-timefoil", "released"):
@@ -229,7 +229,7 @@ def test_own_wording_is_labelled_in_the_report(tmp_path):
 
 
 def test_plan_asks_with_the_prefix_and_suffix_around_a_published_question():
-    from timefoil.items import Item, VideoRef
+    from timefoil.core.items import Item, VideoRef
 
     prompts = get_benchmark("vinoground").variants["released-ma-lmm"]
     item = Item(id="0_pos:text", group_id="0", benchmark="vinoground", test="vinoground", role="text",

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from timefoil.benchmarks import DataError, get_benchmark
-from timefoil.parsing import conclusion, parse_choice, parse_yes_no
+from timefoil.measures.parsing import conclusion, parse_choice, parse_yes_no
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ODD = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),

@@ -15,13 +15,13 @@ from click.testing import CliRunner
 from timefoil.benchmarks import BENCHMARKS, get_benchmark, register as register_benchmark
 from timefoil.cli import main
 from timefoil.models import MODELS, Model, ModelLoader, load_model
-from timefoil.options import typed_options
+from timefoil.core.options import typed_options
 from timefoil.protocols import PROTOCOLS, Outcome, PlannedRequest, Protocol, get_protocol
 from timefoil.protocols import register as register_protocol
 from timefoil.protocols.choice import JUDGE_TWO
-from timefoil.requests import Answer, Request
-from timefoil.runner import RunConfig, RunError, Runner, run, score_run
-from timefoil.stats import proportion
+from timefoil.models.requests import Answer, Request
+from timefoil.execution.runner import RunConfig, RunError, Runner, run, score_run
+from timefoil.measures.stats import proportion
 from timefoil.video import write_video
 
 
@@ -260,7 +260,7 @@ def test_model_options_are_typed_by_the_adapters_signature():
 
 def test_blind_lm_converts_its_weights_into_the_runs_cache(suite, tmp_path, monkeypatch):
     import timefoil.models.text_models as text_models
-    from timefoil.weights import ModelUnavailable
+    from timefoil.core.weights import ModelUnavailable
 
     seen = []
 

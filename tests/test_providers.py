@@ -17,8 +17,8 @@ pytest.importorskip("httpx")
 from faults import cli  # noqa: E402
 from provider_fakes import ProviderServer, answer_for  # noqa: E402
 
-from timefoil.items import VideoRef  # noqa: E402
-from timefoil.store import RunLog  # noqa: E402
+from timefoil.core.items import VideoRef  # noqa: E402
+from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 
 KEY = "gk-test-5Vb8Nq2Lx7Rw4Tz9Mc1Pd6"
@@ -136,7 +136,7 @@ def test_a_clip_made_for_natural_order_is_not_reused_for_a_shuffled_request(tmp_
     must not stand in for the shuffled one, which a clip cannot show."""
     from timefoil.models.served.frames import NotSendable
     from timefoil.models.served.gemini import Gemini
-    from timefoil.requests import Request
+    from timefoil.models.requests import Request
     from timefoil.video import Sampling
     from timefoil.video.decode import write_video
 

@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 import pytest
 
 from helpers import generated_suite, run_records
-from timefoil.htmlreport.svg import wrap_label
+from timefoil.reports.html.svg import wrap_label
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
@@ -307,10 +307,10 @@ def test_the_leaderboard_sorts_and_its_tooltips_carry_the_paired_test(report, tm
 
 
 def test_the_summary_shows_the_headline_against_chance_and_the_paper_row_of_the_same_model(report):
-    from timefoil.htmlreport.summary import summary_html
-    from timefoil.pairing import load_outcomes
-    from timefoil.report import load_scored
-    from timefoil.runner import load_run
+    from timefoil.reports.html.summary import summary_html
+    from timefoil.reports.pairing import load_outcomes
+    from timefoil.reports.report import load_scored
+    from timefoil.execution.runner import load_run
 
     dirs, html, _ = report
     text = open(html, encoding="utf-8").read()

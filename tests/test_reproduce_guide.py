@@ -10,7 +10,7 @@ import pytest
 from timefoil.benchmarks import BENCHMARKS
 from timefoil.cli import _frames_list, main
 from timefoil.models import check_model_spec
-from timefoil.options import typed_options
+from timefoil.core.options import typed_options
 
 GUIDE = os.path.join(os.path.dirname(__file__), "..", "docs", "reproduce.md")
 PAPERS = ("Vinoground", "TemporalBench", "VITATECS", "VELOCITI", "ViLMA")

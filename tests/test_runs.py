@@ -13,9 +13,9 @@ from helpers import generated_suite
 
 from timefoil.models import MODELS, Model, ModelLoader
 from timefoil.models.reference import BagOfFramesModel, RandomModel
-from timefoil.requests import Answer
-from timefoil.runner import RunConfig, RunError, run, score_run
-from timefoil.store import RunLog
+from timefoil.models.requests import Answer
+from timefoil.execution.runner import RunConfig, RunError, run, score_run
+from timefoil.execution.store import RunLog
 
 HERE = os.path.dirname(__file__)
 

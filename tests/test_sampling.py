@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from timefoil.items import VideoRef
+from timefoil.core.items import VideoRef
 from timefoil.video import FrameStore, Sampling, write_video
 from timefoil.video.frames import frames_asked
 from timefoil.video.sampling import PartInfo, plan_frames

@@ -8,12 +8,12 @@ from click.testing import CliRunner
 
 from helpers import generated_suite, run_ids, run_scores
 from timefoil.cli import main
-from timefoil.items import VideoRef
-from timefoil.merging import MergeError, merge_shards
-from timefoil.requests import Request
-from timefoil.runner import RunConfig, RunError, Runner
-from timefoil.sharding import Shard, VideoUnits, assign, unit_costs, video_batches
-from timefoil.stats import upper_tail
+from timefoil.core.items import VideoRef
+from timefoil.commands.merging import MergeError, merge_shards
+from timefoil.models.requests import Request
+from timefoil.execution.runner import RunConfig, RunError, Runner
+from timefoil.execution.sharding import Shard, VideoUnits, assign, unit_costs, video_batches
+from timefoil.measures.stats import upper_tail
 from timefoil.video import Sampling
 
 

@@ -14,10 +14,10 @@ from timefoil.benchmarks import get_benchmark
 from timefoil.cli import main
 from timefoil.models import Model
 from timefoil.models.base import RanksBySimilarity
-from timefoil.offline import answer_offline
-from timefoil.requests import Answer
+from timefoil.execution.offline import answer_offline
+from timefoil.models.requests import Answer
 from timefoil.scoring import score_records
-from timefoil.stats import mean_of, proportion
+from timefoil.measures.stats import mean_of, proportion
 from timefoil.video import write_video
 
 

@@ -6,9 +6,9 @@ Python API (the CLI is a thin layer over it)::
     report = run(RunConfig("synth", "random", data_dir="suite"), "runs/random")
     report.get("overall/accuracy").value
 """
-from .items import Item, VideoRef
-from .paths import __version__
-from .runner import RunConfig, RunError, load_run, run, score_run
+from .core.items import Item, VideoRef
+from .core.paths import __version__
+from .execution.runner import RunConfig, RunError, load_run, run, score_run
 from .video.sampling import Sampling
 
 __all__ = ["__version__", "Item", "RunConfig", "RunError", "Sampling", "VideoRef", "load_run", "run", "score_run"]

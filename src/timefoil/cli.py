@@ -11,12 +11,12 @@ from dataclasses import replace
 import click
 
 from .benchmarks import BENCHMARKS, DataError, get_benchmark
-from .metrics import TIE_POLICIES
+from .measures.metrics import TIE_POLICIES
 from .models import MODELS
-from .paths import refuse_output_inside
+from .core.paths import refuse_output_inside
 from .protocols import ORDER_POLICIES, PROTOCOLS
-from .redaction import redact
-from .runner import RunConfig, RunError, Runner, capped_line, score_run
+from .core.redaction import redact
+from .execution.runner import RunConfig, RunError, Runner, capped_line, score_run
 from .video.decode import VideoError
 
 # Metrics every protocol gets from the structure of the items; each protocol adds its own.
@@ -209,9 +209,9 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
             cache_dir, retry_errors, max_error_rate, threads, shard, executor, workers, gpus_per_worker, ray_address,
             no_progress):
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
-    from .distributed import RayOptions
-    from .report import load_scored, print_runs
-    from .sharding import Shard
+    from .execution.distributed import RayOptions
+    from .reports.report import load_scored, print_runs
+    from .execution.sharding import Shard
 
     if executor != "ray" and (workers or gpus_per_worker is not None or ray_address):
         raise click.BadParameter("--workers, --gpus-per-worker and --ray-address go with --executor ray")
@@ -280,8 +280,8 @@ def worker_lines(summary: dict) -> list[str]:
 def merge(shard_dirs, out):
     """Join the shards of one run (--shard I/N) into a normal run directory, after checking that
     they share one configuration and answer every planned request exactly once."""
-    from .merging import MergeError, merge_shards
-    from .report import load_scored, print_runs
+    from .commands.merging import MergeError, merge_shards
+    from .reports.report import load_scored, print_runs
 
     refuse_output_inside(out, shard_dirs)
     try:
@@ -313,9 +313,9 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
            cache_dir, threads):
     """The papers' temporal-sensitivity runs as one table: full, shuffled, reversed, one frame,
     no video (and a frames sweep), each paired with the full run on the same items."""
-    from .ablation import ablate as run_ablation
-    from .ablation import ablation_data, ablation_table, dependence_lines
-    from .report import make_console
+    from .commands.ablation import ablate as run_ablation
+    from .commands.ablation import ablation_data, ablation_table, dependence_lines
+    from .reports.report import make_console
 
     for written in (out, html_path, json_path):
         refuse_output_inside(written, [data_dir])
@@ -333,7 +333,7 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
             json.dump(ablation_data(result), handle, indent=2, ensure_ascii=False)
         click.echo(f"wrote {json_path}")
     if html_path:
-        from .htmlreport import write_html
+        from .reports.html import write_html
 
         write_html([scored.run_dir for _, scored in result.runs], html_path, ablation=ablation_data(result))
         click.echo(f"wrote {html_path}")
@@ -349,7 +349,7 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
 @_guard
 def inspect(benchmark, data_dir, protocol, bench_arg, as_json):
     """Count what a benchmark holds (per test and subtest) and its chance levels; runs nothing."""
-    from .inspection import inspect_benchmark
+    from .commands.inspection import inspect_benchmark
 
     data = inspect_benchmark(benchmark, data_dir, protocol, **_key_values(bench_arg, "--bench-arg"))
     if as_json:
@@ -377,7 +377,7 @@ def inspect(benchmark, data_dir, protocol, bench_arg, as_json):
 @_guard
 def prepare(benchmark, dest, no_download, youtube, bench_arg):
     """Fetch a benchmark's published files, then list the videos still missing."""
-    from .prepare import prepare as run_prepare
+    from .commands.prepare import prepare as run_prepare
 
     report = run_prepare(benchmark, dest, download=not no_download, youtube=youtube,
                          **_key_values(bench_arg, "--bench-arg"))
@@ -403,7 +403,7 @@ def score(run_dir: str, as_json: bool, tie_policy: str) -> None:
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return
-    from .report import load_scored, print_runs
+    from .reports.report import load_scored, print_runs
 
     scored = load_scored(run_dir)
     scored.report = report
@@ -416,7 +416,7 @@ def score(run_dir: str, as_json: bool, tie_policy: str) -> None:
 @_guard
 def check(run_dir: str, no_plan: bool) -> None:
     """Verify a stored run: every request answered once, no corrupt line, a readable configuration."""
-    from .checking import check_run
+    from .commands.checking import check_run
 
     problems, counts = check_run(run_dir, plan=not no_plan)
     summary = ", ".join(f"{v} {k}" for k, v in counts.items())
@@ -438,8 +438,8 @@ def check(run_dir: str, no_plan: bool) -> None:
 @_guard
 def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thumbnails):
     """Tables of one or more runs, side by side; optionally an HTML report and exports."""
-    from .report import load_scored, print_runs
-    from .store import RUN_FILES
+    from .reports.report import load_scored, print_runs
+    from .execution.store import RUN_FILES
 
     # Other files beside a run's own are harmless (a report.html kept with its run); its own are not.
     for written in (html_path, csv_path, json_path, latex_path):
@@ -447,7 +447,7 @@ def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thu
     runs = [load_scored(d) for d in run_dirs]
     print_runs(runs)
     if csv_path or json_path or latex_path:
-        from .htmlreport import paper_tables, write_table_csv, write_table_json, write_table_latex
+        from .reports.html import paper_tables, write_table_csv, write_table_json, write_table_latex
 
         tables = paper_tables(runs)
         for path, writer in ((csv_path, write_table_csv), (json_path, write_table_json),
@@ -456,7 +456,7 @@ def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thu
                 writer(tables, path)
                 click.echo(f"wrote {path}")
     if html_path:
-        from .htmlreport import write_html
+        from .reports.html import write_html
 
         write_html(list(run_dirs), html_path, limit=samples, thumbnails=not no_thumbnails)
         click.echo(f"wrote {html_path}")
@@ -469,7 +469,7 @@ def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thu
 @_guard
 def cache(cache_dir, prune_to, clear):
     """Show the frame and response caches (size, entries); prune or clear them."""
-    from .paths import default_cache_dir
+    from .core.paths import default_cache_dir
     from .video.diskcache import FrameDiskCache, parse_size
 
     root = cache_dir or default_cache_dir()
@@ -499,7 +499,7 @@ def cache(cache_dir, prune_to, clear):
 @_guard
 def demo(out: str, per_family: int) -> None:
     """Generate a small suite, run the reference models, print the tables (offline)."""
-    from .demo import run_demo
+    from .commands.demo import run_demo
 
     run_demo(out, per_family=per_family)
 

@@ -11,11 +11,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
-from . import metrics as M
-from .chance import event_proportion
+from .measures import metrics as M
+from .measures.chance import event_proportion
 from .protocols import Outcome, Protocol, get_protocol
 from .protocols.base import group_event
-from .stats import MetricValue
+from .measures.stats import MetricValue
 
 DEGENERATE = "joined videos sampled with fewer than 3 frames: video scores are meaningless"
 # Requests asked in several tests (VELOCITI asks 54 positive captions in two tests): each test

@@ -16,12 +16,12 @@ import tempfile
 
 import torch
 
-from timefoil.items import VideoRef
+from timefoil.core.items import VideoRef
 from timefoil.models.families import FAMILIES
 from timefoil.models.hf_generative import HFGenerative
 from timefoil.models.hf_inputs import frames_of
 from timefoil.protocols import Prompts
-from timefoil.requests import Request
+from timefoil.models.requests import Request
 from timefoil.testing import pattern_frames, tiny_vlm
 
 CAPTIONS = ["a man opens the door", "the door opens a man"]

@@ -16,8 +16,8 @@ from typing import Sequence
 
 from timefoil.models import FrameSource, Model, ModelLoader
 from timefoil.models.base import RanksBySimilarity
-from timefoil.options import typed_options
-from timefoil.requests import Answer, Request
+from timefoil.core.options import typed_options
+from timefoil.models.requests import Answer, Request
 
 PREFERENCES = ("longer", "shorter")
 

@@ -1,7 +1,7 @@
 """Benchmark registry. Each module declares one ``Benchmark``; none of them names a model."""
 from __future__ import annotations
 
-from ..registry import Registry
+from ..core.registry import Registry
 from . import folder, synth, temporalbench, velociti, vilma, vinoground, vitatecs
 from .base import Benchmark, DataError
 

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..items import Item, VideoRef
+from ..core.items import Item, VideoRef
 from ..protocols import Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling

@@ -25,7 +25,7 @@ import json
 import os
 from typing import Any, Iterable
 
-from ..items import Item, VideoRef
+from ..core.items import Item, VideoRef
 from ..scoring import SummarySpec
 from .base import (Benchmark, DataError, distinct, make_item, need, need_index, need_object, need_text, need_texts,
                    one_of, optional, resolve_video, window)

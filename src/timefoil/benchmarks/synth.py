@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from ..items import Item, VideoRef
+from ..core.items import Item, VideoRef
 from ..scoring import SummarySpec
 from ..synth.suite import MANIFEST
 from .base import (Benchmark, DataError, distinct, make_item, need, need_index, need_object, need_text, need_texts,

@@ -6,7 +6,7 @@ import re
 from collections import OrderedDict
 from dataclasses import replace
 
-from ..items import Item
+from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
 from ..scoring import SummarySpec
 from .base import (Benchmark, DataError, distinct, find_file, make_item, need_key, need_text, optional, paper_rows,

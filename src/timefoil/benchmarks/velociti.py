@@ -5,7 +5,7 @@ import os
 import re
 from collections import Counter
 
-from ..items import Item
+from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling

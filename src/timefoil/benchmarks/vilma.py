@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..items import Item
+from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
 from ..scoring import SummarySpec
 from .base import (Benchmark, DataError, distinct, make_item, need_number, need_object, need_text, need_texts,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from ..items import Item
+from ..core.items import Item
 from ..protocols import Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling

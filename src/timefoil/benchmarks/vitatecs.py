@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from ..items import Item
+from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
 from ..scoring import SummarySpec
 from .base import Benchmark, distinct, find_file, make_item, need_text, paper_rows, resolve_video

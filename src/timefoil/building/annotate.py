@@ -15,9 +15,9 @@ from html import escape
 from importlib import resources
 from typing import Sequence
 
-from ..htmlreport.page import _script_json
-from ..imaging import png_data_url, thumbnail
-from ..items import Item
+from ..reports.html.page import _script_json
+from ..core.imaging import png_data_url, thumbnail
+from ..core.items import Item
 from ..video.frames import FrameStore
 from ..video.sampling import Sampling
 from .answers import TASKS

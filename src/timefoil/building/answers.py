@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..items import Item
+from ..core.items import Item
 
 TASKS = ("choice", "validate")
 INVALID = "invalid"  # a validation vote that the counterfactual is not a valid one

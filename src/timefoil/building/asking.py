@@ -9,11 +9,11 @@ import os
 import sys
 from typing import Sequence
 
-from ..hashing import stable_hash
+from ..core.hashing import stable_hash
 from ..models import Model, load_model
-from ..redaction import redact
-from ..requests import Answer, Request
-from ..store import ResponseCache
+from ..core.redaction import redact
+from ..models.requests import Answer, Request
+from ..execution.store import ResponseCache
 
 
 class Asker:

@@ -16,11 +16,11 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from ..benchmarks import folder
-from ..paths import refuse_output_inside
-from ..items import Item, VideoRef
+from ..core.paths import refuse_output_inside
+from ..core.items import Item, VideoRef
 from ..models import Model
-from ..requests import Answer, Request
-from ..runner import RunConfig, Runner
+from ..models.requests import Answer, Request
+from ..execution.runner import RunConfig, Runner
 from .agreement import summary
 from .answers import AnswerFile, read_answers
 

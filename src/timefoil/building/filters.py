@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..parsing import parse_choice, parse_yes_no
-from ..requests import Answer, Request
+from ..measures.parsing import parse_choice, parse_yes_no
+from ..models.requests import Answer, Request
 from .asking import Asker
 from .rules import same_words
 

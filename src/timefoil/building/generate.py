@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Sequence
 
-from ..hashing import stable_hash
-from ..requests import Request
+from ..core.hashing import stable_hash
+from ..models.requests import Request
 from .asking import Asker
 from .rules import Foil
 

@@ -38,10 +38,10 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
 from ..benchmarks import folder
-from ..hashing import stable_hash
-from ..items import Item, VideoRef
-from ..paths import default_cache_dir
-from ..store import write_json
+from ..core.hashing import stable_hash
+from ..core.items import Item, VideoRef
+from ..core.paths import default_cache_dir
+from ..execution.store import write_json
 from .asking import Asker
 from .filters import Verdict, aspect_filter, entailment_filter, language_prior_filter, same_words_filter
 from .generate import generate as llm_generate

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .base import FrameSource, Model
-from ..options import typed_options
-from ..registry import Registry
+from ..core.options import typed_options
+from ..core.registry import Registry
 from .reference import BagOfFramesModel, ConstantModel, RandomModel
 
 # loader(argument after "name:", options as given, cache directory of the run)
@@ -60,7 +60,7 @@ def _hf(arg: str | None, options: dict, cache_dir: str) -> Model:
     if not arg:
         raise ValueError("hf models are named hf:<hub id or folder>")
     require("hf", "torch", "transformers")
-    from ..weights import quiet_transformers
+    from ..core.weights import quiet_transformers
     from .hf_generative import HFGenerative
 
     quiet_transformers()
@@ -159,7 +159,7 @@ def check_model_spec(spec: str) -> None:
 
 def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None = None) -> Model:
     """``cache_dir``: where a model may keep converted weights (the run's cache)."""
-    from ..paths import default_cache_dir
+    from ..core.paths import default_cache_dir
 
     check_model_spec(spec)
     name, _, arg = spec.partition(":")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ..items import VideoRef
-from ..requests import Answer, Request
+from ..core.items import VideoRef
+from .requests import Answer, Request
 from ..video.frames import Frames
 from ..video.sampling import Sampling
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any, Sequence
 
-from ..hashing import stable_hash
-from ..requests import Answer, Request
+from ..core.hashing import stable_hash
+from .requests import Answer, Request
 from ..video.frames import content_key
 from .base import FrameSource, Model, ranks_of
 from .blip2 import BLIP2_SCORES, BLIP2_TYPES, Blip2Matcher, load_blip2_retrieval
@@ -197,7 +197,7 @@ def load_hf_contrastive(path: str, dtype: str = "float32"):
     import torch
     from transformers import AutoConfig, AutoModel, AutoProcessor
 
-    from ..weights import quiet_transformers
+    from ..core.weights import quiet_transformers
 
     quiet_transformers()
     # The PIL image processors on every machine: where torchvision is installed transformers

@@ -26,8 +26,8 @@ import time
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ..hashing import file_hash, stable_hash
-from ..requests import Answer, Request
+from ..core.hashing import file_hash, stable_hash
+from .requests import Answer, Request
 from ..video.frames import Frames
 from .base import FrameSource, Model, RanksBySimilarity
 from .hf_inputs import InputEncoder
@@ -362,7 +362,7 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     torch = _torch()
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    from ..weights import quiet_transformers
+    from ..core.weights import quiet_transformers
 
     quiet_transformers()
     kwargs: dict[str, Any] = {"revision": revision} if revision else {}

@@ -6,9 +6,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..colours import COLOURS
-from ..hashing import seeded_unit
-from ..requests import Answer, Request
+from ..core.colours import COLOURS
+from ..core.hashing import seeded_unit
+from .requests import Answer, Request
 from .base import FrameSource, Model, RanksBySimilarity
 
 class RandomModel(RanksBySimilarity, Model):

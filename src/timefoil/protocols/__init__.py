@@ -2,7 +2,7 @@
 (``--protocol``), ``list`` and the report read this table and nothing else names one."""
 from __future__ import annotations
 
-from ..registry import Registry
+from ..core.registry import Registry
 from . import choice, entailment, generation, retrieval, similarity
 from .base import ORDER_POLICIES, OWN_WORDING, Outcome, PlanContext, PlannedRequest, Prompts, Protocol, judge_verdict
 

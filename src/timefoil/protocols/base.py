@@ -6,11 +6,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..chance import Event, Within, probability
-from ..items import Item, VideoRef
-from ..parsing import Parsed
-from ..requests import Answer, Request
-from ..stats import MetricValue
+from ..measures.chance import Event, Within, probability
+from ..core.items import Item, VideoRef
+from ..measures.parsing import Parsed
+from ..models.requests import Answer, Request
+from ..measures.stats import MetricValue
 from ..video.sampling import Sampling
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

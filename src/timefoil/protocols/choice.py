@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .. import metrics as M
-from ..chance import Event, event_proportion
-from ..hashing import stable_hash
-from ..items import Item, VideoRef
-from ..parsing import Parsed, conclusion, parse_choice
-from ..requests import Answer, Request
-from ..stats import MetricValue, proportion
+from ..measures import metrics as M
+from ..measures.chance import Event, event_proportion
+from ..core.hashing import stable_hash
+from ..core.items import Item, VideoRef
+from ..measures.parsing import Parsed, conclusion, parse_choice
+from ..models.requests import Answer, Request
+from ..measures.stats import MetricValue, proportion
 from .base import LETTERS, ORDER_POLICIES, Outcome, PlanContext, PlannedRequest, Protocol
 
 # The Vinoground paper's judge prompt (App. G), verbatim, for two options; the line breaks its

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .. import metrics as M
-from ..chance import Event
-from ..parsing import Parsed, conclusion, first_word_verdict, parse_yes_no
-from ..requests import Answer, Request
-from ..stats import MetricValue
+from ..measures import metrics as M
+from ..measures.chance import Event
+from ..measures.parsing import Parsed, conclusion, first_word_verdict, parse_yes_no
+from ..models.requests import Answer, Request
+from ..measures.stats import MetricValue
 from .base import PlanContext
 from .similarity import PerOption, ScoredOutcome
 

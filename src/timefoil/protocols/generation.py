@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..caption_metrics import caption_metrics
-from ..items import Item
-from ..requests import Answer, Request
-from ..stats import MetricValue
+from ..measures.caption_metrics import caption_metrics
+from ..core.items import Item
+from ..models.requests import Answer, Request
+from ..measures.stats import MetricValue
 from .base import Outcome, PlanContext, PlannedRequest, Protocol
 
 

@@ -10,11 +10,11 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .. import metrics as M
-from ..items import Item
-from ..requests import Answer, Request
-from ..chance import Event, event_proportion
-from ..stats import MetricValue
+from ..measures import metrics as M
+from ..core.items import Item
+from ..models.requests import Answer, Request
+from ..measures.chance import Event, event_proportion
+from ..measures.stats import MetricValue
 from .base import Outcome, PlanContext, PlannedRequest, Protocol
 
 KS = (1, 5, 10)

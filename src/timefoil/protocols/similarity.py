@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .. import metrics as M
-from ..chance import Event
-from ..items import Item
-from ..requests import Answer, Request
-from ..stats import MetricValue
+from ..measures import metrics as M
+from ..measures.chance import Event
+from ..core.items import Item
+from ..models.requests import Answer, Request
+from ..measures.stats import MetricValue
 from .base import Outcome, PlanContext, PlannedRequest, Protocol, option_pairs
 
 

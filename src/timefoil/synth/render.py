@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..colours import COLOURS
+from ..core.colours import COLOURS
 
 SIZE = 64  # frame width and height in pixels
 FRAMES = 32  # frames per video

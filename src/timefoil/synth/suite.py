@@ -16,8 +16,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..colours import COLOURS
-from ..items import Item, VideoRef
+from ..core.colours import COLOURS
+from ..core.items import Item, VideoRef
 from ..video.decode import write_video
 from .render import FPS, FRAMES, SHAPES, Sprite, hop, ramp, render
 

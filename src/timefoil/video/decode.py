@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..hashing import NotRegularFile, regular_file
+from ..core.hashing import NotRegularFile, regular_file
 
 
 class VideoError(Exception):

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..hashing import file_hash, stable_hash
-from ..items import VideoRef
-from ..once import OnceEach
+from ..core.hashing import file_hash, stable_hash
+from ..core.items import VideoRef
+from ..core.once import OnceEach
 from .decode import VideoError, VideoUndecodable, decode_indices, frame_pixel_budget, probe
 from .diskcache import FrameDiskCache
 from .sampling import FramePlan, PartInfo, Sampling, ablation_order, plan_frames, rate_frame_count, window_frames

@@ -7,7 +7,7 @@ inputs to the official processor's committed digests.
 """
 from __future__ import annotations
 
-from ...registry import Registry
+from ...core.registry import Registry
 from ..video_inputs import ProcessorConfig, UnsupportedFamily, VisionBuilder
 from . import internvl, llava_next_video, llava_onevision, qwen2_vl, video_llava
 from .base import INPUT_KINDS, TIME_STATEMENTS, TINY_SPECIAL, FamilySpec, TinyRecipe

@@ -3,7 +3,7 @@
 compatible server), ``gemini`` (generateContent) and ``anthropic`` (Messages)."""
 from __future__ import annotations
 
-from ...options import typed_options
+from ...core.options import typed_options
 
 WIRE_FORMATS = {"openai": ("openai", "OpenAICompatible"), "gemini": ("gemini", "Gemini"),
                 "anthropic": ("anthropic", "Anthropic")}  # spec prefix: (module, class)

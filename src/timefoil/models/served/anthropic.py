@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...requests import Request
+from ..requests import Request
 from .frames import Encoded
 from .limits import checked_number
 from .model import ServedModel

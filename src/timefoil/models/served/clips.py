@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from fractions import Fraction
 
-from ...items import VideoRef
+from ...core.items import VideoRef
 from ...video.decode import decode_indices, probe
 from ...video.sampling import Sampling, window_frames
 from .frames import NotSendable

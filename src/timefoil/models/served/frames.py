@@ -8,8 +8,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ...imaging import png
-from ...once import OnceEach
+from ...core.imaging import png
+from ...core.once import OnceEach
 
 IMAGE_FORMATS = ("jpeg", "png", "webp")
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 from urllib.parse import quote
 
-from ...hashing import stable_hash
-from ...requests import Request
+from ...core.hashing import stable_hash
+from ..requests import Request
 from ...video.frames import content_key
 from ..base import FrameSource
 from .clips import CLIP_FORMAT, check_sendable, window_clip

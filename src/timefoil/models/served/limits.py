@@ -8,8 +8,8 @@ from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import Any, Sequence
 
-from ...redaction import redact
-from ...requests import Answer
+from ...core.redaction import redact
+from ..requests import Answer
 
 ERROR_CHARS = 300  # a stored error message's length, cut after redaction
 

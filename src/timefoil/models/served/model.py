@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
-from ...hashing import stable_hash
-from ...redaction import public_url, url_secrets
-from ...requests import Answer, Request
+from ...core.hashing import stable_hash
+from ...core.redaction import public_url, url_secrets
+from ..requests import Answer, Request
 from ...video.frames import content_key
 from ..base import FrameSource, Model
 from .frames import IMAGE_FORMATS, Encoded, EncodedFrames, NotSendable, encode_image

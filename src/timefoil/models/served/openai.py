@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...requests import Request
+from ..requests import Request
 from .frames import Encoded
 from .model import ServedModel
 from .reading import Reply

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ...requests import Answer, Request
+from ..requests import Answer, Request
 
 LOGPROB_SLACK = 1e-3  # a log-probability this far above 0 is rounding, read as 0
 

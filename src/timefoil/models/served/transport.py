@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, Iterator, Sequence
 
-from ...requests import Answer, Request
+from ..requests import Answer, Request
 from ...video.decode import VideoError
 from ..base import FrameSource
 from .frames import NotSendable

@@ -1,11 +1,11 @@
-"""The runs of one table compared in pairs, with the one paired test of ``timefoil.pairing``."""
+"""The runs of one table compared in pairs, with the one paired test of ``timefoil.reports.pairing``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
 
 from ..pairing import HEADLINE_ITEMS, Comparison, compare, rights
-from ..protocols import Outcome
+from ...protocols import Outcome
 from ..report import ScoredRun
 
 

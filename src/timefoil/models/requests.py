@@ -11,10 +11,10 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .hashing import stable_hash
-from .items import VideoRef
-from .video.frames import content_key
-from .video.sampling import Sampling
+from ..core.hashing import stable_hash
+from ..core.items import VideoRef
+from ..video.frames import content_key
+from ..video.sampling import Sampling
 
 
 LISTED_OPTIONS = 64

@@ -7,11 +7,11 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..benchmarks import BENCHMARKS
+from ...benchmarks import BENCHMARKS
 from ..pairing import HEADLINE_ITEMS, load_outcomes
-from ..protocols import Outcome
+from ...protocols import Outcome
 from ..report import ScoredRun, format_difference, format_p, quoted_rows, split_name
-from ..stats import MetricValue
+from ...measures.stats import MetricValue
 from .compare import RunPair, pairs
 
 

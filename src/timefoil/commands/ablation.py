@@ -8,12 +8,12 @@ from dataclasses import dataclass, replace
 
 from rich.table import Table
 
-from .benchmarks import get_benchmark
-from .models import load_model
-from .pairing import HEADLINE_ITEMS, Comparison, compare, load_outcomes, rights
-from .paths import default_cache_dir
-from .report import ScoredRun, format_difference, format_p, load_scored, metric_cell, split_name
-from .runner import RunConfig, run
+from ..benchmarks import get_benchmark
+from ..models import load_model
+from ..reports.pairing import HEADLINE_ITEMS, Comparison, compare, load_outcomes, rights
+from ..core.paths import default_cache_dir
+from ..reports.report import ScoredRun, format_difference, format_p, load_scored, metric_cell, split_name
+from ..execution.runner import RunConfig, run
 
 # condition -> how it changes the run: sampling fields, or no video at all
 CONDITIONS: dict[str, dict] = {"full": {}, "shuffled": {"order": "shuffled"}, "reversed": {"order": "reversed"},

@@ -11,11 +11,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .benchmarks import get_benchmark
-from .protocols import OWN_WORDING, PROTOCOLS
-from .runner import load_run, score_run
-from .scoring import ScoreReport
-from .stats import MetricValue
+from ..benchmarks import get_benchmark
+from ..protocols import OWN_WORDING, PROTOCOLS
+from ..execution.runner import load_run, score_run
+from ..scoring import ScoreReport
+from ..measures.stats import MetricValue
 
 
 @dataclass

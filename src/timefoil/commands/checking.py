@@ -6,9 +6,9 @@ import os
 from collections import Counter, defaultdict
 from dataclasses import replace
 
-from .runner import RunConfig, RunError, Runner, load_run
-from .sharding import Shard
-from .store import answered_twice
+from ..execution.runner import RunConfig, RunError, Runner, load_run
+from ..execution.sharding import Shard
+from ..execution.store import answered_twice
 
 
 def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
@@ -37,7 +37,7 @@ def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
     errors = sum(1 for answers in by_id.values() if answers[-1]["answer"].get("error"))
     counts = {"records": len(records), "requests": len(by_id), "items": len(expected), "errors": errors}
     if plan and config.data_dir and os.path.exists(config.data_dir):
-        from .models.reference import ConstantModel
+        from ..models.reference import ConstantModel
 
         # the plan needs no model's answers; any model that answers every kind stands in
         stand_in = Runner(replace(config, judge=None), run_dir, model=ConstantModel(), progress=False,

@@ -10,11 +10,11 @@ import heapq
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .hashing import stable_hash
-from .items import VideoRef
-from .requests import Request
-from .video.frames import content_key
-from .video.sampling import DEFAULT_MAX_FRAMES
+from ..core.hashing import stable_hash
+from ..core.items import VideoRef
+from ..models.requests import Request
+from ..video.frames import content_key
+from ..video.sampling import DEFAULT_MAX_FRAMES
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,12 @@ import sys
 import time
 from typing import Iterator, Sequence
 
-from .models.base import Model
-from .redaction import redact
-from .requests import Answer, Request
+from ..models.base import Model
+from ..core.redaction import redact
+from ..models.requests import Answer, Request
 from .sharding import video_batches
-from .video.decode import VideoError
-from .video.frames import FrameStore, frames_asked
+from ..video.decode import VideoError
+from ..video.frames import FrameStore, frames_asked
 
 Entry = tuple[str, Answer, dict]  # (request key, answer, frame facts): one answered request before recording
 

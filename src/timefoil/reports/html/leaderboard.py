@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from html import escape
 
-from ..protocols import Outcome
+from ...protocols import Outcome
 from ..report import ScoredRun, format_difference, format_p, headline_name, split_name
-from ..stats import MetricValue
+from ...measures.stats import MetricValue
 from .compare import pair
 from .tables import PaperTable
 

@@ -12,9 +12,9 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from .runner import RunError
-from .sharding import plan_digest
-from .store import ANSWERS, CONFIG, SHARD, RunLog, answered_twice, write_json
+from ..execution.runner import RunError
+from ..execution.sharding import plan_digest
+from ..execution.store import ANSWERS, CONFIG, SHARD, RunLog, answered_twice, write_json
 
 SAME = ("config", "model_fingerprint", "fingerprint_hash")  # what makes two shards parts of one run
 SHOWN = 5  # example ids per problem

@@ -16,25 +16,25 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from .answering import Answerer, Entry
-from .benchmarks import get_benchmark
+from ..benchmarks import get_benchmark
 from .distributed import ExecutorError, RayOptions
-from .hashing import stable_hash
-from .items import Item
+from ..core.hashing import stable_hash
+from ..core.items import Item
 from .judging import Judge
-from .models import Model, check_model_spec, load_model
-from .options import typed_options
-from .parsing import Parsed
-from .paths import __version__, default_cache_dir
-from .protocols import PlanContext, PlannedRequest, Protocol, get_protocol
-from .redaction import redact
-from .requests import Answer, Request
-from .scoring import ScoreReport, score_records
+from ..models import Model, check_model_spec, load_model
+from ..core.options import typed_options
+from ..measures.parsing import Parsed
+from ..core.paths import __version__, default_cache_dir
+from ..protocols import PlanContext, PlannedRequest, Protocol, get_protocol
+from ..core.redaction import redact
+from ..models.requests import Answer, Request
+from ..scoring import ScoreReport, score_records
 from .sharding import Shard, VideoUnits, assign, plan_digest, unit_costs
-from .stats import MetricValue
+from ..measures.stats import MetricValue
 from .store import CONFIG, SHARD, ResponseCache, RunLock, RunLockError, RunLog, write_json
-from .threads import apply_threads
-from .video.frames import FRAMES_FORMAT, FrameStore
-from .video.sampling import Sampling
+from ..core.threads import apply_threads
+from ..video.frames import FRAMES_FORMAT, FrameStore
+from ..video.sampling import Sampling
 
 
 class RunError(RuntimeError):

@@ -10,13 +10,13 @@ from collections import OrderedDict
 from html import escape
 
 from ..pairing import HEADLINE_ITEMS
-from ..paths import __version__
+from ...core.paths import __version__
 from ..report import ScoredRun, format_difference, format_p, load_scored
-from ..runner import load_run
-from ..protocols import get_protocol
-from ..scoring import outcomes_from_records
-from ..stats import MetricValue
-from ..video.sampling import Sampling
+from ...execution.runner import load_run
+from ...protocols import get_protocol
+from ...scoring import outcomes_from_records
+from ...measures.stats import MetricValue
+from ...video.sampling import Sampling
 from .browser import OUTCOMES, Thumbnails, browser_items
 from .leaderboard import leaderboard_html
 from .summary import summary_html
@@ -184,7 +184,7 @@ def _metric(data: dict) -> MetricValue:
 
 
 def ablation_html(data: dict, figures: list[str]) -> str:
-    """The terminal's ablation table (``timefoil.ablation.ablation_data``), then its frames sweep."""
+    """The terminal's ablation table (``timefoil.commands.ablation.ablation_data``), then its frames sweep."""
     head = "".join(f"<th>{escape(name)}</th>" for name in data["headline"])
     rows = []
     for row in data["rows"]:

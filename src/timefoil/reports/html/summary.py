@@ -7,10 +7,10 @@ from collections import OrderedDict
 from html import escape
 
 from ..pairing import HEADLINE_ITEMS, Comparison, compare, rights
-from ..protocols import Outcome
+from ...protocols import Outcome
 from ..report import (ScoredRun, format_difference, format_p, headline_name, nominal_chance, quoted_rows,
                       same_model_rows, split_name)
-from ..stats import MetricValue
+from ...measures.stats import MetricValue
 
 ORDER_ABLATIONS = ("shuffled", "reversed")
 

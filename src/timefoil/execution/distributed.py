@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .answering import Answerer, Entry
-from .models import load_model
-from .redaction import redact
-from .requests import Answer, Request
+from ..models import load_model
+from ..core.redaction import redact
+from ..models.requests import Answer, Request
 from .sharding import video_batches
-from .threads import apply_threads, physical_cores
-from .video.frames import FrameStore
+from ..core.threads import apply_threads, physical_cores
+from ..video.frames import FrameStore
 
 
 class ExecutorError(RuntimeError):

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .protocols import Outcome
-from .runner import load_run
-from .scoring import outcomes_from_records
-from .stats import mcnemar_exact
+from ..protocols import Outcome
+from ..execution.runner import load_run
+from ..scoring import outcomes_from_records
+from ..measures.stats import mcnemar_exact
 
 HEADLINE_ITEMS = "headline items"
 ALL_ITEMS = "all items"

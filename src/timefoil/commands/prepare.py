@@ -7,8 +7,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-from .benchmarks import DataError, get_benchmark
-from .options import typed_options
+from ..benchmarks import DataError, get_benchmark
+from ..core.options import typed_options
 
 @dataclass
 class PrepareReport:

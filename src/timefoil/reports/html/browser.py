@@ -6,13 +6,13 @@ import difflib
 from collections import OrderedDict, defaultdict
 from typing import Any
 
-from ..imaging import png_data_url, thumbnail
-from ..items import VideoRef
-from ..protocols import Outcome, Protocol, judge_verdict
-from ..requests import Answer
-from ..video.decode import VideoError
-from ..video.frames import FrameStore
-from ..video.sampling import Sampling
+from ...core.imaging import png_data_url, thumbnail
+from ...core.items import VideoRef
+from ...protocols import Outcome, Protocol, judge_verdict
+from ...models.requests import Answer
+from ...video.decode import VideoError
+from ...video.frames import FrameStore
+from ...video.sampling import Sampling
 
 OUTCOMES = ("right", "wrong", "tie", "parse failure", "error")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from .items import Item
-from .models.base import Model
-from .protocols import PlanContext, Prompts, get_protocol
+from ..core.items import Item
+from ..models.base import Model
+from ..protocols import PlanContext, Prompts, get_protocol
 from .runner import records_for
-from .video.sampling import Sampling
+from ..video.sampling import Sampling
 
 
 def answer_offline(items: Sequence[Item], protocol: str, model: Model, *, prompts: Prompts = Prompts(),

@@ -12,10 +12,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .report import load_scored, make_console, print_runs
-from .runner import RunConfig, run
-from .synth import generate
-from .weights import ModelUnavailable
+from ..reports.report import load_scored, make_console, print_runs
+from ..execution.runner import RunConfig, run
+from ..synth import generate
+from ..core.weights import ModelUnavailable
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def run_demo(out: str, per_family: int = 6, console: Console | None = None) -> l
     tables = os.path.join(out, "tables.txt")
     with open(tables, "w", encoding="utf-8") as handle:
         print_runs(scored, Console(file=handle, width=200))
-    from .htmlreport import write_html
+    from ..reports.html import write_html
 
     html = write_html([d for _, d in done], os.path.join(out, "report.html"), thumbnails=True)
     console.print(f"full tables: {tables}\nHTML report: {html}\nrescore a run: timefoil score {done[1][1]}\n"

@@ -1,0 +1,1 @@
+"""Pure measures: statistics with intervals, metrics, chance levels, caption metrics and answer parsing."""

@@ -1,0 +1,1 @@
+"""Reports from stored runs: the text report, paired comparisons and the HTML page."""
