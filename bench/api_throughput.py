@@ -34,7 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 
-from timefoil.execution.runner import RunConfig, run
+from timefoil import RunConfig, run
 from timefoil.execution.store import RunLog
 from timefoil.core.threads import apply_threads
 from timefoil.video import Sampling, write_video

@@ -24,7 +24,8 @@ from timefoil.benchmarks import get_benchmark
 from timefoil.execution.distributed import RayOptions
 from timefoil.core.items import VideoRef
 from timefoil.models.requests import Request
-from timefoil.execution.runner import RunConfig, Runner
+from timefoil import RunConfig
+from timefoil.execution.runner import Runner
 from timefoil.execution.sharding import VideoUnits, assign, unit_costs, video_batches
 from timefoil.synth import generate
 from timefoil.testing import tiny_clip

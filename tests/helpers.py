@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from timefoil.core.items import Item, VideoRef
-from timefoil.execution.runner import score_run
+from timefoil import score_run
 from timefoil.execution.store import RunLog
 from timefoil.execution.offline import answer_offline  # noqa: F401  (re-exported for the tests)
 

@@ -3,7 +3,7 @@ import sys
 import time
 
 from timefoil.models.reference import BagOfFramesModel
-from timefoil.execution.runner import RunConfig, run
+from timefoil import RunConfig, run
 
 
 class SlowBagOfFrames(BagOfFramesModel):

@@ -9,7 +9,7 @@ from timefoil.models import Model
 from timefoil.measures.parsing import parse_choice, parse_yes_no
 from timefoil.protocols.entailment import entailment_reading
 from timefoil.models.requests import Answer
-from timefoil.execution.runner import RunConfig, run, score_run
+from timefoil import RunConfig, run, score_run
 
 AB = ("A", "B")
 ABCD = ("A", "B", "C", "D")

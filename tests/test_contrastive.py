@@ -8,7 +8,8 @@ pytest.importorskip("PIL")
 from timefoil.benchmarks import get_benchmark  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models import load_model  # noqa: E402
-from timefoil.execution.runner import RunConfig, Runner  # noqa: E402
+from timefoil import RunConfig  # noqa: E402
+from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import tiny_clip  # noqa: E402

@@ -16,7 +16,8 @@ from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models import load_model  # noqa: E402
 from timefoil.models.base import ranks_of  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
-from timefoil.execution.runner import RunConfig, Runner  # noqa: E402
+from timefoil import RunConfig  # noqa: E402
+from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import pattern_frames, tensor_digest, tiny_blip2_itm, tiny_siglip2  # noqa: E402

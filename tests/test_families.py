@@ -18,7 +18,7 @@ from timefoil.models.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.video_inputs import Timing, UnsupportedFamily, build_batch  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
-from timefoil.execution.runner import RunConfig, run  # noqa: E402
+from timefoil import RunConfig, run  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm, vlm_prompt, vlm_tokenizer, write_processor_files  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402

@@ -296,7 +296,7 @@ class IOErrorOnWrite:
 def test_only_a_file_that_is_not_a_database_is_set_aside(tmp_path, monkeypatch, capsys):
     """Two kinds of corruption are moved aside and a new cache works; four faults of the disk
     leave the file as it is, are said once, and turn the cache into misses, never a crash."""
-    from timefoil import store
+    from timefoil.execution import store
 
     connect = sqlite3.connect
     holders = []

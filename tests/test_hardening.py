@@ -60,7 +60,7 @@ def test_one_writer_per_run_directory_and_a_killed_writers_lock_is_taken_over(tm
     import signal
     import time
 
-    from timefoil.execution.runner import RunConfig, RunError, run
+    from timefoil import RunConfig, RunError, run
     from timefoil.execution.store import RunLog
     from timefoil.synth import generate
 

@@ -13,7 +13,7 @@ from timefoil.models import load_model  # noqa: E402
 from timefoil.models.hf_generative import HFGenerative  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
-from timefoil.execution.runner import RunConfig, run  # noqa: E402
+from timefoil import RunConfig, run  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import tiny_llama  # noqa: E402
 

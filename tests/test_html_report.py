@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from timefoil.execution.runner import RunConfig, run
+from timefoil import RunConfig, run
 from timefoil.execution.store import RunLog
 from timefoil.synth import generate
 from timefoil.video import Sampling

@@ -4,13 +4,13 @@ import math
 
 import pytest
 
-from timefoil import metrics as M
+from timefoil.measures import metrics as M
 from timefoil.measures.stats import mcnemar_exact, mean_of, proportion, upper_tail, wilson
 from timefoil.scoring import SummarySpec, score_records
 from timefoil.models.requests import Answer
 
 from helpers import pair_item, vinoground_group
-from timefoil.execution.runner import records_for
+from timefoil.execution.records import records_for
 from timefoil.protocols import PlanContext, get_protocol
 from timefoil.video.sampling import Sampling
 

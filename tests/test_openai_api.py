@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("httpx")
 
 from provider_fakes import JsonHandler  # noqa: E402
-from timefoil.execution.runner import RunConfig, run  # noqa: E402
+from timefoil import RunConfig, run  # noqa: E402
 from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.video import Sampling  # noqa: E402

@@ -11,7 +11,7 @@ import test_benchmarks as tb
 from timefoil.models import MODELS, Model, ModelLoader
 from timefoil.measures.parsing import conclusion
 from timefoil.models.requests import Answer
-from timefoil.execution.runner import RunConfig, run
+from timefoil import RunConfig, run
 from timefoil.video import write_video
 
 COT = "\nplease think step by step"
@@ -426,7 +426,7 @@ def test_the_papers_rows_are_quoted_under_a_runs_tables(vinoground, tmp_path):
 def test_sample_is_stratified_over_tests_and_seeded():
     from helpers import pair_item
 
-    from timefoil.execution.runner import sampled_groups
+    from timefoil.execution.config import sampled_groups
 
     items = [pair_item(f"{t}{k}", f"{t}{k}", ["c", "f"], test=t) for t, n in (("a", 60), ("b", 30), ("c", 10))
              for k in range(n)]

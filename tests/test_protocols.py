@@ -20,7 +20,8 @@ from timefoil.protocols import PROTOCOLS, Outcome, PlannedRequest, Protocol, get
 from timefoil.protocols import register as register_protocol
 from timefoil.protocols.choice import JUDGE_TWO
 from timefoil.models.requests import Answer, Request
-from timefoil.execution.runner import RunConfig, RunError, Runner, run, score_run
+from timefoil import RunConfig, RunError, run, score_run
+from timefoil.execution.runner import Runner
 from timefoil.measures.stats import proportion
 from timefoil.video import write_video
 

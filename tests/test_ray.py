@@ -17,7 +17,8 @@ ray = pytest.importorskip("ray")
 import slow_run  # noqa: E402
 from helpers import generated_suite, run_ids, run_records, run_scores  # noqa: E402
 from timefoil.execution.distributed import RayOptions  # noqa: E402
-from timefoil.execution.runner import RunConfig, Runner  # noqa: E402
+from timefoil import RunConfig  # noqa: E402
+from timefoil.execution.runner import Runner  # noqa: E402
 
 TESTS = os.path.dirname(__file__)
 
@@ -115,7 +116,8 @@ import sys, ray
 sys.path.insert(0, {tests!r})
 import slow_run
 from timefoil.execution.distributed import RayOptions
-from timefoil.execution.runner import RunConfig, Runner
+from timefoil import RunConfig
+from timefoil.execution.runner import Runner  # noqa: E402
 ray.init(address={address!r}, log_to_driver=False)
 ray.cloudpickle.register_pickle_by_value(slow_run)
 Runner(RunConfig("synth", "bag-of-frames", data_dir={suite!r}), {out!r}, cache_dir={cache!r}, progress=False,

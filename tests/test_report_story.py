@@ -310,7 +310,7 @@ def test_the_summary_shows_the_headline_against_chance_and_the_paper_row_of_the_
     from timefoil.reports.html.summary import summary_html
     from timefoil.reports.pairing import load_outcomes
     from timefoil.reports.report import load_scored
-    from timefoil.execution.runner import load_run
+    from timefoil import load_run
 
     dirs, html, _ = report
     text = open(html, encoding="utf-8").read()

@@ -14,7 +14,7 @@ from helpers import generated_suite
 from timefoil.models import MODELS, Model, ModelLoader
 from timefoil.models.reference import BagOfFramesModel, RandomModel
 from timefoil.models.requests import Answer
-from timefoil.execution.runner import RunConfig, RunError, run, score_run
+from timefoil import RunConfig, RunError, run, score_run
 from timefoil.execution.store import RunLog
 
 HERE = os.path.dirname(__file__)

@@ -11,7 +11,9 @@ from timefoil.cli import main
 from timefoil.core.items import VideoRef
 from timefoil.commands.merging import MergeError, merge_shards
 from timefoil.models.requests import Request
-from timefoil.execution.runner import RunConfig, RunError, Runner
+from timefoil import RunConfig, RunError
+from timefoil.execution.plan import plan_run
+from timefoil.execution.runner import Runner
 from timefoil.execution.sharding import Shard, VideoUnits, assign, unit_costs, video_batches
 from timefoil.measures.stats import upper_tail
 from timefoil.video import Sampling
@@ -24,8 +26,8 @@ def suite(tmp_path_factory):
 
 
 
-def _run(suite, out, cache, **options):
-    return Runner(RunConfig("synth", "bag-of-frames", data_dir=suite), str(out), cache_dir=str(cache),
+def _run(suite, out, cache, shard=None, **options):
+    return Runner(plan_run(RunConfig("synth", "bag-of-frames", data_dir=suite), shard), str(out), cache_dir=str(cache),
                   progress=False, **options)
 
 
@@ -65,13 +67,13 @@ def test_cost_counts_frames_of_distinct_requests_and_blind_requests_alone():
 
 
 def test_each_video_lands_in_one_shard_and_the_shards_cover_the_plan_once(suite, tmp_path):
-    full = _run(suite, tmp_path / "x", tmp_path / "cache").full_plan()
+    full = plan_run(RunConfig("synth", "bag-of-frames", data_dir=suite)).full
     units = VideoUnits()
     shard_of_unit: dict[str, set[int]] = {}
     ids: list[str] = []
     loads = []
     for index in (1, 2, 3):
-        part = _run(suite, tmp_path / "x", tmp_path / "cache", shard=Shard(index, 3)).plan()
+        part = plan_run(RunConfig("synth", "bag-of-frames", data_dir=suite), Shard(index, 3)).part
         ids += [p.id for _, p in part]
         for _, p in part:
             shard_of_unit.setdefault(units(p.request), set()).add(index)

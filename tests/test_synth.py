@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from timefoil.core.items import VideoRef
-from timefoil.execution.runner import RunConfig, run
+from timefoil import RunConfig, run
 from timefoil.synth import FAMILIES, build_pairs, generate, same_frame_multiset
 from timefoil.video import FrameStore, Sampling, decode_indices, probe
 

@@ -15,7 +15,7 @@ from timefoil.models.hf_inputs import frames_of, torchvision_imports  # noqa: E4
 from timefoil.models.video_inputs import Timing, build_batch  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
-from timefoil.execution.runner import RunConfig, run  # noqa: E402
+from timefoil import RunConfig, run  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm  # noqa: E402
 from timefoil.video.frames import FrameStore  # noqa: E402

@@ -8,7 +8,9 @@ Python API (the CLI is a thin layer over it)::
 """
 from .core.items import Item, VideoRef
 from .core.paths import __version__
-from .execution.runner import RunConfig, RunError, load_run, run, score_run
+from .execution.config import RunConfig, RunError
+from .execution.runner import run
+from .execution.stored import load_run, score_run
 from .video.sampling import Sampling
 
 __all__ = ["__version__", "Item", "RunConfig", "RunError", "Sampling", "VideoRef", "load_run", "run", "score_run"]

@@ -16,7 +16,11 @@ from .models import MODELS
 from .core.paths import refuse_output_inside
 from .protocols import ORDER_POLICIES, PROTOCOLS
 from .core.redaction import redact
-from .execution.runner import RunConfig, RunError, Runner, capped_line, score_run
+from .execution.config import RunConfig, RunError
+from .execution.plan import plan_run
+from .execution.records import capped_line
+from .execution.runner import Runner
+from .execution.stored import score_run
 from .video.decode import VideoError
 
 # Metrics every protocol gets from the structure of the items; each protocol adds its own.
@@ -237,8 +241,9 @@ def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, m
     run_dirs, reports = [], []
     for sampling in samplings:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
-        runner = Runner(replace(config, sampling=sampling), run_dir, cache_dir=cache_dir, retry_errors=retry_errors,
-                        progress=not no_progress and sys.stderr.isatty(), threads=threads, shard=part, ray=ray)
+        runner = Runner(plan_run(replace(config, sampling=sampling), part), run_dir, cache_dir=cache_dir,
+                        retry_errors=retry_errors, progress=not no_progress and sys.stderr.isatty(), threads=threads,
+                        ray=ray)
         reports.append(runner.run())
         if runner.pool:
             for line in worker_lines(runner.pool.summary()):

@@ -20,7 +20,8 @@ from ..core.paths import refuse_output_inside
 from ..core.items import Item, VideoRef
 from ..models import Model
 from ..models.requests import Answer, Request
-from ..execution.runner import RunConfig, Runner
+from ..execution.config import RunConfig
+from ..execution.runner import Runner
 from .agreement import summary
 from .answers import AnswerFile, read_answers
 

@@ -13,7 +13,8 @@ from ..models import load_model
 from ..reports.pairing import HEADLINE_ITEMS, Comparison, compare, load_outcomes, rights
 from ..core.paths import default_cache_dir
 from ..reports.report import ScoredRun, format_difference, format_p, load_scored, metric_cell, split_name
-from ..execution.runner import RunConfig, run
+from ..execution.config import RunConfig
+from ..execution.runner import run
 
 # condition -> how it changes the run: sampling fields, or no video at all
 CONDITIONS: dict[str, dict] = {"full": {}, "shuffled": {"order": "shuffled"}, "reversed": {"order": "reversed"},

@@ -6,7 +6,9 @@ import os
 from collections import Counter, defaultdict
 from dataclasses import replace
 
-from ..execution.runner import RunConfig, RunError, Runner, load_run
+from ..execution.config import RunConfig, RunError
+from ..execution.plan import plan_run
+from ..execution.stored import load_run
 from ..execution.sharding import Shard
 from ..execution.store import answered_twice
 
@@ -37,12 +39,9 @@ def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
     errors = sum(1 for answers in by_id.values() if answers[-1]["answer"].get("error"))
     counts = {"records": len(records), "requests": len(by_id), "items": len(expected), "errors": errors}
     if plan and config.data_dir and os.path.exists(config.data_dir):
-        from ..models.reference import ConstantModel
-
-        # the plan needs no model's answers; any model that answers every kind stands in
-        stand_in = Runner(replace(config, judge=None), run_dir, model=ConstantModel(), progress=False,
-                          shard=Shard.from_json(meta.get("shard")))  # a shard is compared with its part
-        planned = {p.id for _, p in stand_in.plan()}
+        # the plan needs no model; a shard is compared with its part
+        part = plan_run(replace(config, judge=None), Shard.from_json(meta.get("shard")), check_specs=False).part
+        planned = {p.id for _, p in part}
         missing, extra = planned - set(by_id), set(by_id) - planned
         problems += [f"planned request {i} has no record" for i in sorted(missing)[:20]]
         problems += [f"record {i} was not planned by this configuration" for i in sorted(extra)[:20]]

@@ -13,7 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..reports.report import load_scored, make_console, print_runs
-from ..execution.runner import RunConfig, run
+from ..execution.config import RunConfig
+from ..execution.runner import run
 from ..synth import generate
 from ..core.weights import ModelUnavailable
 

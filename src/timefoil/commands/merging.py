@@ -12,7 +12,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from ..execution.runner import RunError
+from ..execution.config import RunError
 from ..execution.sharding import plan_digest
 from ..execution.store import ANSWERS, CONFIG, SHARD, RunLog, answered_twice, write_json
 

@@ -2,13 +2,13 @@
 off the chance level of every metric from the structure of a benchmark's items."""
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Sequence
 
 from ..core.items import Item
 from ..models.base import Model
 from ..protocols import PlanContext, Prompts, get_protocol
-from .runner import records_for
+from .plan import by_content
+from .records import records_for
 from ..video.sampling import Sampling
 
 
@@ -18,11 +18,9 @@ def answer_offline(items: Sequence[Item], protocol: str, model: Model, *, prompt
     """The records a run would store: planned, deduplicated by content, answered in one batch."""
     chosen = get_protocol(protocol)
     context = PlanContext(prompts=prompts, sampling=sampling, order_policy=order_policy, seed=seed)
-    by_key: dict[str, list] = defaultdict(list)
-    for item, planned in chosen.plan(items, context):
-        by_key[planned.request.key()].append((item, planned))
+    by_key, requests = by_content(chosen.plan(items, context))
     keys = list(by_key)
-    answers = model.answer([by_key[k][0][1].request for k in keys], frames)
+    answers = model.answer([requests[k] for k in keys], frames)
     records = []
     for key, answer in zip(keys, answers):
         records += records_for(by_key[key], answer, {}, key, chosen)

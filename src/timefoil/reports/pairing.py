@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..protocols import Outcome
-from ..execution.runner import load_run
+from ..execution.stored import load_run
 from ..scoring import outcomes_from_records
 from ..measures.stats import mcnemar_exact
 

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from ..benchmarks import get_benchmark
 from ..protocols import OWN_WORDING, PROTOCOLS
-from ..execution.runner import load_run, score_run
+from ..execution.stored import load_run, score_run
 from ..scoring import ScoreReport
 from ..measures.stats import MetricValue
 

@@ -12,7 +12,7 @@ from html import escape
 from ..pairing import HEADLINE_ITEMS
 from ...core.paths import __version__
 from ..report import ScoredRun, format_difference, format_p, load_scored
-from ...execution.runner import load_run
+from ...execution.stored import load_run
 from ...protocols import get_protocol
 from ...scoring import outcomes_from_records
 from ...measures.stats import MetricValue

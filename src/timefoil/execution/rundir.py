@@ -1,0 +1,90 @@
+"""A run directory's ``run.json``: written once with the configuration and the environment, matched
+on resume, and updated with what a session learnt (model notes, threads, workers, capped videos)."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from collections import Counter
+from typing import Any
+
+from ..core.paths import __version__
+from .config import RunConfig, RunError
+from .plan import RunPlan
+from .store import CONFIG, SHARD, write_json
+
+
+def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Create ``run.json`` (and a shard's ``shard.json``), or check that the stored run is this
+    configuration and this part of its plan. ``identity``: the model's fingerprint facts, which
+    a resume must match; ``extra``: facts written once (threads, prompt sources)."""
+    os.makedirs(run_dir, exist_ok=True)
+    path = os.path.join(run_dir, CONFIG)
+    shard = plan.shard_facts()
+    wanted = {"config": plan.config.to_json(), **identity, "shard": shard}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as handle:
+            stored = json.load(handle)
+        try:  # a run made before a configuration field existed has that field's default
+            stored["config"] = RunConfig.from_json(stored["config"]).to_json()
+        except (KeyError, TypeError):
+            pass  # not a configuration this version can read: the comparison below refuses it
+        if {k: stored.get(k) for k in wanted} != wanted:
+            if all(stored.get(k) == wanted[k] for k in wanted if k != "shard"):
+                raise RunError(f"{run_dir} holds {_part(stored.get('shard'))} of this configuration, not "
+                               f"{_part(shard)}; use one --out directory per shard")
+            raise RunError(f"{run_dir} holds a run with another configuration; "
+                           "use a new --out directory (or delete this one)")
+        return
+    if shard:  # "elsewhere": an item's requests placed on other shards (its other video), so that
+        # a complete shard is scored and checked as complete
+        elsewhere = Counter(item.id for item, _ in plan.full)
+        elsewhere.subtract(Counter(item.id for item, _ in plan.part))
+        here = {item.id for item, _ in plan.part}
+        write_json(os.path.join(run_dir, SHARD),
+                   {**shard, "ids": sorted(p.id for _, p in plan.part),
+                    "elsewhere": {i: n for i, n in sorted(elsewhere.items()) if n and i in here}})
+    write_json(path, {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **environment(), **extra})
+
+
+def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | None, capped: dict | None) -> None:
+    """The model's notes and this session's thread count, added to run.json (never part of
+    the configuration a resume must match)."""
+    path = os.path.join(run_dir, CONFIG)
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    notes = {**data.get("model_notes", {}), **notes}
+    if (data.get("model_notes", {}) == notes and data.get("threads") == threads and not executor
+            and data.get("capped") == capped):
+        return
+    data["model_notes"], data["threads"] = notes, threads
+    data.pop("capped", None)
+    if capped:  # the cap changed what some videos show: said here and on the terminal
+        data["capped"] = capped
+    if executor:  # this session's workers: who answered how much, who was lost
+        data["executor"] = executor
+    write_json(path, data)
+
+
+def _part(shard: dict | None) -> str:
+    return f"shard {shard['index']}/{shard['count']}" if shard else "the whole plan"
+
+
+def environment() -> dict[str, Any]:
+    from importlib import metadata
+
+    versions = {"timefoil": __version__, "python": platform.python_version()}
+    for package in ("numpy", "av", "torch", "transformers", "httpx"):
+        try:  # read from metadata: importing torch just to name its version costs seconds
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    revision = None
+    try:
+        revision = subprocess.run(["git", "rev-parse", "HEAD"], cwd=os.path.dirname(__file__), capture_output=True,
+                                  text=True, timeout=5).stdout.strip() or None
+    except Exception:
+        pass
+    return {"versions": versions, "git_revision": revision, "platform": platform.platform()}

@@ -1,0 +1,69 @@
+"""Reading a stored run: its configuration and records, and its scores recomputed with no model.
+
+Reports, ``check`` and ``merge`` read runs through this module alone; none of them needs the
+runner.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from typing import Any
+
+from ..benchmarks import get_benchmark
+from ..measures.stats import MetricValue
+from ..scoring import ScoreReport, score_records
+from .config import RunError
+from .store import CONFIG, SHARD, RunLog
+
+
+def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    config_path = os.path.join(run_dir, CONFIG)
+    if not os.path.exists(config_path):
+        raise RunError(f"{run_dir} is not a run directory (no {CONFIG})")
+    try:
+        with open(config_path, encoding="utf-8") as handle:
+            meta = json.load(handle)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RunError(f"{config_path}: not a readable run configuration ({exc})") from None
+    log = RunLog(run_dir)
+    records = log.read()
+    meta["corrupt_lines"] = log.corrupt
+    meta["elsewhere"] = _elsewhere(run_dir) if meta.get("shard") else {}
+    return meta, records
+
+
+def _elsewhere(run_dir: str) -> dict[str, int]:
+    """A shard's items with requests on other shards: item id -> how many are there."""
+    try:
+        with open(os.path.join(run_dir, SHARD), encoding="utf-8") as handle:
+            part = json.load(handle)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RunError(f"{os.path.join(run_dir, SHARD)}: not readable ({exc})") from None
+    elsewhere = part.get("elsewhere", {}) if isinstance(part, dict) else {}
+    return {str(k): int(v) for k, v in elsewhere.items()} if isinstance(elsewhere, dict) else {}
+
+
+def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
+    """Every metric recomputed from the stored answers; no model is loaded."""
+    meta, records = load_run(run_dir)
+    config = meta["config"]
+    try:
+        benchmark = get_benchmark(config["benchmark"])
+    except ValueError as exc:
+        raise RunError(f"{run_dir}: {exc} (a run of a benchmark this timefoil does not know cannot be scored)") \
+            from None
+    report = score_records(records, benchmark=config["benchmark"], model=config["model"],
+                           protocol=config["protocol"], spec=benchmark.summary, tie_policy=tie_policy,
+                           elsewhere=meta["elsewhere"])
+    report.corrupt_lines = meta["corrupt_lines"]
+    report.metrics = [with_paper_chance(m, benchmark.paper_chance(config["protocol"], m.name)) for m in report.metrics]
+    return report
+
+
+def with_paper_chance(metric: MetricValue, stated: float | None) -> MetricValue:
+    """The paper's nominal chance beside the exact one, where they differ (Vinoground marks its
+    group scores against 16.67, while four independent two-way choices give 6.25)."""
+    if stated is None or metric.chance is None or abs(stated - metric.chance) < 0.05:
+        return metric
+    return replace(metric, extra={**metric.extra, "paper_chance": stated})
