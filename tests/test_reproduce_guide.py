@@ -8,7 +8,7 @@ import click
 import pytest
 
 from timefoil.benchmarks import BENCHMARKS
-from timefoil.cli import _frames_list, main
+from timefoil.cli import frames_list, main
 from timefoil.models import check_model_spec
 from timefoil.core.options import typed_options
 
@@ -84,7 +84,7 @@ def test_each_command_parses_and_names_what_exists(section, line, tmp_path, monk
             check_model_spec(spec)
     for arg in params.get("model_arg") or ():
         assert re.fullmatch(r"\w+=\S+", arg)
-    _frames_list(params.get("frames"))
+    frames_list(params.get("frames"))
     assert not (params.get("frames") and params.get("fps")), "--frames and --fps together are refused"
 
 

@@ -13,7 +13,7 @@ from ..core.hashing import stable_hash
 from ..models import Model, load_model
 from ..core.redaction import redact
 from ..models.requests import Answer, Request
-from ..execution.store import ResponseCache
+from ..execution.store import RESPONSES, ResponseCache
 
 
 class Asker:
@@ -23,7 +23,7 @@ class Asker:
         self.spec = spec
         self.model = model or load_model(spec, cache_dir=cache_dir)
         self.fingerprint = self.model.fingerprint()
-        self.cache_path = os.path.join(cache_dir, "responses.sqlite")
+        self.cache_path = os.path.join(cache_dir, RESPONSES)
         self.asked = self.cached = 0
 
     def _key(self, request: Request) -> str:

@@ -90,7 +90,7 @@ class Runner:
         # Requests sharing a video sit together: frames stay hot and a model can reuse them.
         keys = sorted(pending, key=lambda k: (requests[k].kind, requests[k].video.key() if requests[k].video else "",
                                               requests[k].text))
-        cache = ResponseCache(os.path.join(self.cache_dir, "responses.sqlite"))
+        cache = ResponseCache.in_dir(self.cache_dir)
         try:
             todo = sum(len(users) for users in pending.values())
             with progress_bar(self.progress, todo, len(self.plan.part) - todo, self.config.benchmark) as advance:

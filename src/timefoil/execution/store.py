@@ -190,6 +190,9 @@ def is_corrupt(exc: sqlite3.Error) -> bool:
     return any(words in str(exc) for words in _CORRUPT_WORDS)
 
 
+RESPONSES = "responses.sqlite"  # the response cache's file in a cache directory
+
+
 class ResponseCache:
     """SQLite map from (model fingerprint, request content) to a stored answer, shared by
     runs: a rerun, or a run with another configuration asking the same thing, reuses it.
@@ -213,6 +216,28 @@ class ResponseCache:
                 self.db = self._open()
         except (sqlite3.Error, OSError) as exc:
             self._step_aside(exc)
+
+    @classmethod
+    def in_dir(cls, cache_dir: str) -> "ResponseCache":
+        return cls(os.path.join(cache_dir, RESPONSES))
+
+    @staticmethod
+    def files(cache_dir: str) -> list[str]:
+        """The database and its write-ahead log files."""
+        path = os.path.join(cache_dir, RESPONSES)
+        return [path + suffix for suffix in ("", "-wal", "-shm")]
+
+    @classmethod
+    def size(cls, cache_dir: str) -> int:
+        return sum(os.stat(path).st_size for path in cls.files(cache_dir) if os.path.isfile(path))
+
+    @classmethod
+    def clear(cls, cache_dir: str) -> None:
+        for path in cls.files(cache_dir):
+            try:
+                os.remove(path)
+            except FileNotFoundError:  # never made, or removed meanwhile by another clear
+                pass
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=self.timeout)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Literal, Sequence
 
 Strategy = Literal["mid", "endpoints"]
@@ -69,6 +69,20 @@ class Sampling:
         if data.get("resize"):
             data["resize"] = tuple(data["resize"])
         return Sampling(**data)
+
+    @staticmethod
+    def from_flags(base: "Sampling", counts: Sequence[int] = (), fps: float | None = None,
+                   **flags) -> "list[Sampling | None]":
+        """The samplings a command line asks for: one per frame count in ``counts`` (a sweep), or
+        ``fps``; only the flags given (not None) change the benchmark's own ``base`` (VELOCITI: 1
+        fps). [None] when nothing is given: the run keeps its benchmark's default."""
+        if counts and fps is not None:
+            raise ValueError("give --frames or --fps, not both")
+        given = {k: v for k, v in flags.items() if v is not None}
+        if fps is not None:  # the rate asked for, on every clip, unless max_frames caps it
+            given.update(fps=fps, frames=None, max_frames=flags.get("max_frames"))
+        changes = [dict(given, frames=n, fps=None) for n in counts] or ([given] if given else [None])
+        return [replace(base, **change) if change is not None else None for change in changes]
 
     def label(self) -> str:
         base = f"{self.frames}f" if self.frames is not None else f"{self.fps:g}fps"

@@ -1,0 +1,127 @@
+"""What timefoil knows and holds: ``list``, ``inspect``, ``generate``, ``prepare`` and ``demo``."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..benchmarks import BENCHMARKS
+from ..models import MODELS
+from ..protocols import PROTOCOLS
+from .app import main
+from .common import ProtocolChoice, guard, key_values
+
+
+# Metrics every protocol gets from the structure of the items; each protocol adds its own.
+STRUCTURE_METRICS = {
+    "P": "accuracy on proficiency items", "P+T": "main and proficiency both right (ViLMA)",
+    "group": "all main items of a group right (Vinoground group score, TemporalBench MBA)",
+    "text / video": "all-correct per role (Vinoground text and video scores)",
+    "average": "mean over tests of the benchmark's headline metric",
+}
+
+
+def metrics_meanings() -> dict[str, str]:
+    out = dict(STRUCTURE_METRICS)
+    for protocol in PROTOCOLS.values():
+        for name, meaning in protocol.metrics.items():
+            said = f"{meaning} ({protocol.name})"
+            out[name] = f"{out[name]}; {said}" if name in out else said
+    return out
+
+
+@main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+def list_cmd(as_json: bool) -> None:
+    """Benchmarks, models and metrics."""
+    data = {"benchmarks": {n: b.description for n, b in BENCHMARKS.items()},
+            "protocols": {n: p.description for n, p in PROTOCOLS.items()},
+            "models": {n: m.description for n, m in MODELS.items()}, "metrics": metrics_meanings(),
+            "paper numbers": {n: b.paper_numbers for n, b in BENCHMARKS.items() if b.paper_numbers},
+            # where each prompt's wording comes from: a paper, a released script, or timefoil
+            "prompt variants": {f"{n} {variant}": source for n, b in BENCHMARKS.items()
+                                for variant, source in b.prompt_sources().items()}}
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    for section, entries in data.items():
+        click.echo(click.style(section, bold=True))
+        for name, text in entries.items():
+            click.echo(f"  {name:28s} {text}")
+
+
+@main.command()
+@click.argument("benchmark")
+@click.option("--data", "data_dir", required=True, type=click.Path(exists=True), help="the benchmark's files")
+@click.option("--protocol", type=ProtocolChoice(), help="whose chance levels to show")
+@click.option("--bench-arg", multiple=True, help="loader option key=value")
+@click.option("--json", "as_json", is_flag=True)
+@guard
+def inspect(benchmark, data_dir, protocol, bench_arg, as_json):
+    """Count what a benchmark holds (per test and subtest) and its chance levels; runs nothing."""
+    from ..commands.inspection import inspect_benchmark
+
+    data = inspect_benchmark(benchmark, data_dir, protocol, **key_values(bench_arg, "--bench-arg"))
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"{data['benchmark']}: {data['total']} {data['unit']}")
+    for key, count in data["counts"].items():
+        click.echo(f"  {key:45s} {count:6d}")
+    click.echo(f"chance ({data['protocol']}): " + ", ".join(f"{k} {v:.2f}" for k, v in data["chance"].items()))
+    if data["missing_tests"]:
+        click.echo(f"missing or empty: {', '.join(data['missing_tests'])} (averages cover the other tests and say so)")
+    for name, counts in data.get("files", {}).items():
+        click.echo(f"  {name}: {counts['records']} records, {counts['removed by the validation filter']} removed by "
+                   "the validation filter")
+    for name, reason in data.get("ignored", {}).items():
+        click.echo(f"  ignored {name}: {reason}")
+
+
+@main.command()
+@click.argument("benchmark", type=click.Choice(["synth"]))  # the published benchmarks come from `prepare`
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="directory to write")
+@click.option("--per-family", default=8, show_default=True, help="counterfactual pairs per family")
+@click.option("--seed", default=0, show_default=True)
+@guard
+def generate(benchmark: str, out: str, per_family: int, seed: int) -> None:
+    """Render the synthetic counterfactual suite."""
+    from ..synth import generate as generate_suite
+
+    items = generate_suite(out, per_family=per_family, seed=seed)
+    click.echo(f"wrote {len(items)} items to {out}")
+
+
+@main.command()
+@click.argument("benchmark")
+@click.option("--dest", required=True, type=click.Path(file_okay=False))
+@click.option("--no-download", is_flag=True, help="only check what is already in DEST")
+@click.option("--youtube", is_flag=True, help="cut missing clips from YouTube with yt-dlp and ffmpeg")
+@click.option("--bench-arg", multiple=True, help="loader option key=value")
+@guard
+def prepare(benchmark, dest, no_download, youtube, bench_arg):
+    """Fetch a benchmark's published files, then list the videos still missing."""
+    from ..commands.prepare import prepare as run_prepare
+
+    report = run_prepare(benchmark, dest, download=not no_download, youtube=youtube,
+                         **key_values(bench_arg, "--bench-arg"))
+    for note in report.notes:
+        click.echo(note)
+    if report.downloaded:
+        click.echo(f"downloaded {len(report.downloaded)} files into {dest}")
+    click.echo(f"{report.referenced} videos referenced, {len(report.missing)} missing")
+    for path in report.missing[:20]:
+        click.echo(f"  missing {path}")
+    if len(report.missing) > 20:
+        click.echo(f"  ... and {len(report.missing) - 20} more")
+
+
+@main.command()
+@click.option("--out", default="timefoil-demo", show_default=True, type=click.Path(file_okay=False))
+@click.option("--per-family", default=6, show_default=True)
+@guard
+def demo(out: str, per_family: int) -> None:
+    """Generate a small suite, run the reference models, print the tables (offline)."""
+    from ..commands.demo import run_demo
+
+    run_demo(out, per_family=per_family)

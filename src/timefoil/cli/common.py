@@ -1,0 +1,83 @@
+"""What every command shares: option types, argument parsing and the one-line failure policy.
+
+Exit codes: 0 done; 1 a run that could not start or a command that failed (one line says why);
+2 a usage error (click); 3 a run that finished but with failed requests above --max-error-rate.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import click
+
+from ..benchmarks import DataError
+from ..core.redaction import redact
+from ..execution.config import RunError
+from ..protocols import PROTOCOLS
+from ..video.decode import VideoError
+
+
+class ProtocolChoice(click.Choice):
+    """The registry's protocols at the time of the call, so a registered plugin is accepted."""
+
+    def __init__(self):
+        super().__init__(list(PROTOCOLS))
+
+    def convert(self, value, param, ctx):
+        self.choices = list(PROTOCOLS)
+        return super().convert(value, param, ctx)
+
+
+class FiniteRange(click.FloatRange):
+    """A float range that refuses nan and the infinities (click's comparisons let nan through:
+    --max-error-rate nan would make every failure pass)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+class Failure(click.ClickException):
+    pass
+
+
+def guard(fn):
+    """Known failures become one clear line, never a traceback."""
+    def wrapped(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (RunError, DataError, VideoError, ValueError, FileNotFoundError, ImportError) as exc:
+            raise Failure(redact(str(exc))) from None
+        except click.ClickException:
+            raise
+        except Exception as exc:
+            if os.environ.get("TIMEFOIL_DEBUG"):
+                raise
+            raise Failure(redact(f"unexpected {type(exc).__name__}: {exc} (set TIMEFOIL_DEBUG=1 for the traceback)")) \
+                from None
+    wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
+    return wrapped
+
+
+def frames_list(value: str | None) -> list[int]:
+    if not value:
+        return []
+    try:
+        counts = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected a number or a list like 1,2,4,8, got {value!r}") from None
+    if not counts or min(counts) < 1:
+        raise click.BadParameter(f"frame counts are 1 or more, got {value!r}")
+    return counts
+
+
+def key_values(pairs: tuple[str, ...], option: str) -> dict:
+    args = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{option} takes key=value, got {pair!r}")
+        args[key] = value
+    return args

@@ -1,0 +1,179 @@
+"""Commands that answer requests: ``run``, ``ablate`` and ``merge``."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import replace
+
+import click
+
+from ..benchmarks import get_benchmark
+from ..core.paths import refuse_output_inside
+from ..core.redaction import redact
+from ..execution.config import RunConfig
+from ..execution.plan import plan_run
+from ..execution.records import capped_line
+from ..commands.running import EXIT_FAILED_REQUESTS, failure_summary, retry_command, too_many_failed, worker_lines
+from ..execution.runner import Runner
+from ..protocols import ORDER_POLICIES
+from ..video.sampling import Sampling
+from .app import main
+from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, key_values
+
+
+@main.command("run")
+@click.argument("benchmark")
+@click.option("--model", "model_spec", required=True, help="e.g. random, constant, bag-of-frames")
+@click.option("--model-arg", multiple=True, help="adapter option key=value (repeatable)")
+@click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
+@click.option("--protocol", type=ProtocolChoice())
+@click.option("--frames", help="frames per video, or a list (1,2,4,8: one run per value); default: the benchmark's")
+@click.option("--fps", type=FiniteRange(min=0, min_open=True, max=1000),
+              help="frames per second instead of a fixed count")
+@click.option("--max-frames", type=click.IntRange(min=1),
+              help="cap for --fps (default: none, every frame the rate asks for)")
+@click.option("--strategy", type=click.Choice(["mid", "endpoints"]), help="frame positions (default mid)")
+@click.option("--frame-order", type=click.Choice(["natural", "shuffled", "reversed"]),
+              help="temporal-sensitivity ablation (default natural)")
+@click.option("--single-frame", is_flag=True, default=None, help="show one randomly chosen frame")
+@click.option("--blind", is_flag=True, help="no video: the language-prior baseline")
+@click.option("--order", "order_policy", type=click.Choice(ORDER_POLICIES), help="option order for choice")
+@click.option("--judge", help="a model that reads answers the parser cannot (choice: free text to a letter)")
+@click.option("--variant", help="a prompt variant of the benchmark (e.g. cot, closed)")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="answer budget (default: the variant's; cot 1024)")
+@click.option("--bench-arg", multiple=True, help="loader option key=value, e.g. subset=long_qa")
+@click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
+@click.option("--sample", type=click.IntRange(min=1), help="N groups drawn at random, stratified over tests (--seed)")
+@click.option("--seed", type=int, help="option order, frame ablations and --sample (default 0)")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="run directory (resumes if present)")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="frame and response cache (TIMEFOIL_CACHE)")
+@click.option("--retry-errors", is_flag=True, help="ask again the requests that failed last time")
+@click.option("--max-error-rate", type=FiniteRange(0, 1), default=0.0, show_default=True,
+              help="share of items allowed to fail before the exit code says so (3)")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="torch CPU threads (default: TIMEFOIL_THREADS, else the physical cores)")
+@click.option("--shard", help="answer one shard I/N of the plan (whole videos, balanced); join them with merge")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="ray: one model replica per worker of a Ray cluster")
+@click.option("--workers", type=click.IntRange(min=1), help="Ray workers (default: one per GPU of the cluster)")
+@click.option("--gpus-per-worker", type=FiniteRange(min=0), help="GPUs per Ray worker (default 1 if any)")
+@click.option("--ray-address", help="an existing Ray cluster (default: RAY_ADDRESS, else a local one)")
+@click.option("--no-progress", is_flag=True)
+@guard
+def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, max_frames, strategy, frame_order,
+            single_frame, blind, order_policy, judge, variant, max_tokens, bench_arg, limit, sample, seed, out,
+            cache_dir, retry_errors, max_error_rate, threads, shard, executor, workers, gpus_per_worker, ray_address,
+            no_progress):
+    """Evaluate a model on a benchmark (rerun the same command to resume)."""
+    from ..execution.distributed import RayOptions
+    from ..reports.report import load_scored, print_runs
+    from ..execution.sharding import Shard
+
+    if executor != "ray" and (workers or gpus_per_worker is not None or ray_address):
+        raise click.BadParameter("--workers, --gpus-per-worker and --ray-address go with --executor ray")
+    ray = RayOptions(workers=workers, gpus_per_worker=gpus_per_worker, address=ray_address) \
+        if executor == "ray" else None
+    part = Shard.parse(shard) if shard else None
+    counts = frames_list(frames)
+    if counts and fps:
+        raise click.BadParameter("give --frames or --fps, not both")
+    samplings = Sampling.from_flags(get_benchmark(benchmark).default_sampling, counts, fps, max_frames=max_frames,
+                                    strategy=strategy, order=frame_order, single_frame=single_frame, seed=seed)
+    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol,
+                       model_args=key_values(model_arg, "--model-arg"),
+                       limit=limit, sample=sample, seed=seed or 0, order_policy=order_policy, blind=blind, judge=judge,
+                       variant=variant, max_tokens=max_tokens, benchmark_args=key_values(bench_arg, "--bench-arg"))
+    refuse_output_inside(out, [data_dir])
+    run_dirs, reports = [], []
+    for sampling in samplings:
+        run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
+        runner = Runner(plan_run(replace(config, sampling=sampling), part), run_dir, cache_dir=cache_dir,
+                        retry_errors=retry_errors, progress=not no_progress and sys.stderr.isatty(), threads=threads,
+                        ray=ray)
+        reports.append(runner.run())
+        if runner.pool:
+            for line in worker_lines(runner.pool.summary()):
+                click.echo(f"{run_dir}: {line}", err=True)
+        if reports[-1].other_shards:
+            click.echo(f"{run_dir}: shard {part.label}: {reports[-1].other_shards} items are completed in other shards "
+                       "(scored once the shards are joined: timefoil merge)", err=True)
+        if runner.capped:
+            click.echo(f"{run_dir}: {capped_line(runner.capped, runner.config.sampling)}", err=True)
+        if runner.kept_errors:
+            click.echo(f"{run_dir}: keeping {runner.kept_errors} errors recorded by an earlier run "
+                       "(--retry-errors asks them again)", err=True)
+        run_dirs.append(run_dir)
+    print_runs([load_scored(d) for d in run_dirs])
+    summary = failure_summary(reports, retry_command(sys.argv, retry_errors))
+    if summary:
+        click.echo(redact(summary), err=True)  # the command line may hold a key in the model's URL
+        if too_many_failed(reports, max_error_rate):
+            sys.exit(EXIT_FAILED_REQUESTS)
+
+
+@main.command()
+@click.argument("benchmark")
+@click.option("--model", "model_spec", required=True)
+@click.option("--model-arg", multiple=True, help="adapter option key=value (repeatable)")
+@click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
+@click.option("--protocol", type=ProtocolChoice())
+@click.option("--frames", help="also a frames sweep, e.g. 1,2,4,8,16,32")
+@click.option("--bench-arg", multiple=True, help="loader option key=value")
+@click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="one run directory per condition")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="the ablation table, tables and plots")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="the ablation table as JSON")
+@click.option("--cache-dir", type=click.Path(file_okay=False))
+@click.option("--threads", type=click.IntRange(min=1))
+@guard
+def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_arg, limit, out, html_path, json_path,
+           cache_dir, threads):
+    """The papers' temporal-sensitivity runs as one table: full, shuffled, reversed, one frame,
+    no video (and a frames sweep), each paired with the full run on the same items."""
+    from ..commands.ablation import ablate as run_ablation
+    from ..commands.ablation import ablation_data, ablation_table, dependence_lines
+    from ..reports.report import make_console
+
+    for written in (out, html_path, json_path):
+        refuse_output_inside(written, [data_dir])
+    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol, limit=limit,
+                       model_args=key_values(model_arg, "--model-arg"),
+                       benchmark_args=key_values(bench_arg, "--bench-arg"))
+    result = run_ablation(config, out, frames=tuple(frames_list(frames)), cache_dir=cache_dir, threads=threads,
+                          progress=sys.stderr.isatty())
+    console = make_console()
+    console.print(ablation_table(result))
+    for line in dependence_lines(result):
+        click.echo(line)
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as handle:
+            json.dump(ablation_data(result), handle, indent=2, ensure_ascii=False)
+        click.echo(f"wrote {json_path}")
+    if html_path:
+        from ..reports.html import write_html
+
+        write_html([scored.run_dir for _, scored in result.runs], html_path, ablation=ablation_data(result))
+        click.echo(f"wrote {html_path}")
+    click.echo(f"runs in {out}/")
+
+
+@main.command()
+@click.argument("shard_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="the merged run directory (new)")
+@guard
+def merge(shard_dirs, out):
+    """Join the shards of one run (--shard I/N) into a normal run directory, after checking that
+    they share one configuration and answer every planned request exactly once."""
+    from ..commands.merging import MergeError, merge_shards
+    from ..reports.report import load_scored, print_runs
+
+    refuse_output_inside(out, shard_dirs)
+    try:
+        done = merge_shards(list(shard_dirs), out)
+    except MergeError as exc:
+        for line in exc.problems[:50]:
+            click.echo(f"  {line}", err=True)
+        raise Failure(str(exc)) from None
+    print_runs([load_scored(out)])
+    click.echo(f"merged {done['shards']} shards ({done['requests']} requests) into {out}")
