@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..core.items import Item, VideoRef
-from ..protocols import Prompts
+from ..protocols import PROTOCOLS, Prompts
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
 
@@ -51,7 +51,8 @@ class Benchmark:
     name: str
     description: str
     load: Callable[..., list[Item]]
-    protocols: tuple[str, ...] = ("similarity", "entailment", "choice")
+    shapes: frozenset[str] = frozenset({"texts"})  # the shapes of its items (Item.options_are)
+    opt_out: dict[str, str] = field(default_factory=dict)  # protocol -> why this benchmark is not asked so
     default_protocol: str = "similarity"
     default_sampling: Sampling = Sampling(frames=8)
     prompts: Prompts = Prompts()
@@ -65,6 +66,18 @@ class Benchmark:
     survey: Callable[[str], dict] | None = None  # what `inspect` adds: records filtered out, files ignored
     hub_dataset: str | None = None  # the Hugging Face dataset repository `prepare` downloads
     obtain: str = ""  # where the files come from when `prepare` cannot download them
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        """Every registered protocol that accepts one of the benchmark's item shapes (a protocol
+        defined outside timefoil included), less those it opts out of."""
+        return tuple(name for name, protocol in PROTOCOLS.items()
+                     if protocol.accepts & self.shapes and name not in self.opt_out)
+
+    def refusal(self, protocol: str) -> str:
+        """Why ``protocol`` cannot be asked of this benchmark, in one line."""
+        reason = f" ({self.opt_out[protocol]})" if protocol in self.opt_out else ""
+        return f"{self.name} has no {protocol!r} protocol{reason}; choose from {', '.join(self.protocols)}"
 
     @property
     def paper_numbers(self) -> str:

@@ -133,7 +133,7 @@ BENCHMARK = Benchmark(
     name="items",
     description="any benchmark folder: benchmark.json + items.jsonl (what `timefoil build` and converters write)",
     load=load,
-    protocols=("similarity", "entailment", "choice", "generation", "retrieval"),
+    shapes=frozenset({"texts", "videos", "references"}),
     summary=SummarySpec(average={"similarity": "accuracy", "entailment": "StrictVLE", "choice": "accuracy"}),
     table={"similarity": ("accuracy", "group"), "entailment": ("StrictVLE", "ClassicVLE", "group"),
            "choice": ("accuracy", "A∧B", "bias", "group")},

@@ -108,7 +108,9 @@ BENCHMARK = Benchmark(
     name="vinoground",
     description="Vinoground: text, video and group scores on 500 counterfactual video pairs",
     load=load,
-    protocols=("choice", "similarity"),
+    shapes=frozenset({"texts", "videos"}),  # the text question and the video question of each pair
+    opt_out={"entailment": "Vinoground's text, video and group scores are defined by choice and similarity",
+             "retrieval": "half of its items are video questions, whose options are videos"},
     default_protocol="choice",
     default_sampling=Sampling(frames=32),
     prompts=Prompts(choice=TEXT, video_choice=VIDEO, source="paper Section 4.2 (or the published question files)"),

@@ -47,7 +47,6 @@ BENCHMARK = Benchmark(
     name="vitatecs",
     description="VITATECS: caption vs counterfactual in six temporal aspects (MSR-VTT, VATEX)",
     load=load,
-    protocols=("similarity", "choice", "entailment", "retrieval"),
     prompts=PROMPTS,
     order_policy="both",  # the generative protocol asks both option orders
     # "Avg.": the mean of the six aspects, for accuracy (Table 3) and for every recall row (Table 7)

@@ -48,8 +48,7 @@ def plan_run(config: RunConfig, shard: Shard | None = None, *, check_specs: bool
     benchmark = get_benchmark(config.benchmark)
     protocol = get_protocol(config.protocol)
     if config.protocol not in benchmark.protocols:
-        raise RunError(f"{benchmark.name} has no {config.protocol!r} protocol; "
-                       f"choose from {', '.join(benchmark.protocols)}")
+        raise RunError(benchmark.refusal(config.protocol))
     prompts = benchmark.prompts_for(config.variant, config.protocol)
     for spec in ([config.model] if check_specs else []) + ([config.judge] if config.judge else []):
         check_model_spec(spec)

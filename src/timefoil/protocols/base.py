@@ -156,6 +156,9 @@ def judge_verdict(record: dict[str, Any]) -> dict[str, Any] | None:
     return (record.get("answer") or {}).get("meta", {}).get("judge")
 
 
+SHAPE_WORDS = {"texts": "text options", "videos": "video options", "references": "reference texts"}
+
+
 class Protocol(ABC):
     """One way of asking: ``kind`` names the model method that answers its requests
     (``answer_<kind>``). Subclasses implement ``plan_item``, ``new_outcome``, ``take`` and
@@ -165,7 +168,9 @@ class Protocol(ABC):
     kind: str = ""
     description: str = ""
     metrics: dict[str, str] = {}  # metric name -> meaning, for `timefoil list`
-    needs_options: bool = True  # False: items with reference texts instead of options
+    # The item shapes (``Item.options_are``) this protocol can ask; a benchmark offers every
+    # protocol that accepts one of its shapes, unless it opts one out.
+    accepts: frozenset[str] = frozenset({"texts", "videos"})
     reasons: bool = False  # asks through PlanContext.question, so a reasoning variant asks for generation
     prompted: bool = False  # asks in words (a benchmark's prompts), not by scoring texts
 
@@ -176,10 +181,10 @@ class Protocol(ABC):
 
     def check(self, items: Sequence[Item]) -> None:
         for item in items:
-            if self.needs_options != (item.options_are != "references"):
-                raise ValueError(f"item {item.id}: the {self.name} protocol "
-                                 f"{'needs options' if self.needs_options else 'needs reference texts'}; "
-                                 f"this item has {'reference texts' if self.needs_options else 'options'}")
+            if item.options_are not in self.accepts:
+                wanted = " or ".join(SHAPE_WORDS[shape] for shape in sorted(self.accepts))
+                raise ValueError(f"item {item.id}: the {self.name} protocol needs {wanted}; "
+                                 f"this item has {SHAPE_WORDS[item.options_are]}")
 
     @abstractmethod
     def plan_item(self, item: Item, context: PlanContext) -> list[PlannedRequest]:

@@ -23,7 +23,7 @@ class Generation(Protocol):
     description = "free text about the video, scored against reference texts"
     metrics = {"BLEU-1..4 / ROUGE-L / CIDEr": "overlap with the reference captions (percent)",
                "embedding similarity": "all-MiniLM-L6-v2 cosine to the best reference (percent)"}
-    needs_options = False
+    accepts = frozenset({"references"})
 
     def plan_item(self, item: Item, context: PlanContext) -> list[PlannedRequest]:
         prompts = context.prompts

@@ -46,6 +46,7 @@ class RankOutcome(Outcome):
 class Retrieval(Protocol):
     name = "retrieval"
     kind = "rank"
+    accepts = frozenset({"texts"})  # a pool of every text of a test: one video, text options
     description = "video-to-text retrieval over every text of the test: recall@1/5/10"
     metrics = {"R@k caption / counterfactual": "the item's caption, or its counterfactual, ranked in the top k "
                                                "of all texts of its test",
