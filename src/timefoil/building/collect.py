@@ -127,7 +127,7 @@ def collect(bench_dir: str, answer_files: Sequence[str], *, rule: str = "2/3", a
     if out and task == "choice":
         result.update(_human_runs(bench_dir, items, votes, names, aggregate, out, cache_dir))
     if build_dir:
-        from .recipe import write_datasheet
+        from .datasheet import write_datasheet
 
         with open(os.path.join(build_dir, "agreement.json"), "w", encoding="utf-8") as handle:
             json.dump(result, handle, indent=2)

@@ -34,7 +34,7 @@ import json
 import os
 import shutil
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Any, Callable
 
 from ..benchmarks import folder
@@ -43,32 +43,10 @@ from ..core.items import Item, VideoRef
 from ..core.paths import default_cache_dir
 from ..execution.store import write_json
 from .asking import Asker
-from .filters import Verdict, aspect_filter, entailment_filter, language_prior_filter, same_words_filter
-from .generate import generate as llm_generate
-from .rules import Event, Foil, count_foil, role_swaps, swap_events, swap_words
+from .datasheet import mean_or_none, write_datasheet
+from .rules import Event
+from .steps import Candidate, filter_step, generate_step
 
-RULES: dict[str, Callable[[str], Foil | None]] = {
-    "swap-events": swap_events,
-    "count-easy": lambda c: count_foil(c, "easy"),
-    "count-hard": lambda c: count_foil(c, "hard"),
-    "spatial": lambda c: swap_words(c, "spatial"),
-    "order-words": lambda c: swap_words(c, "order"),
-    "direction": lambda c: swap_words(c, "direction"),
-}
-
-
-@dataclass
-class Candidate:
-    id: str
-    source: str
-    video: str
-    caption: str
-    foil: str
-    aspect: str
-    rule: str
-    dropped: str = ""  # "step NN: reason" when a filter dropped it
-    flagged: str = ""
-    detail: dict | None = None
 
 
 def read_recipe(path: str) -> dict[str, Any]:
@@ -104,11 +82,6 @@ def read_pairs(path: str) -> list[dict[str, Any]]:
                 raise ValueError(f"{path}: line {number}: video {record['video']!r} not found")
             pairs.append(pair)
     return pairs
-
-
-def _candidate(pair: dict, caption: str, foil: Foil) -> Candidate:
-    return Candidate(stable_hash([pair["id"], caption, foil.text, foil.aspect], 12), pair["id"], pair["video"],
-                     caption, foil.text, foil.aspect, foil.rule)
 
 
 class Build:
@@ -158,7 +131,7 @@ class Build:
             info["model_fingerprint"] = header.get("model_fingerprint") if stored is not None else \
                 self.asker(step["model"]).fingerprint
         if kind == "generate":
-            made = stored if stored is not None else self._generate(step, pairs)
+            made = stored if stored is not None else generate_step(step, pairs, self.asker)
             if stored is None:
                 _write_step(log, signature, made, info.get("model_fingerprint"))
             new = [Candidate(**m) for m in made if m.get("id")]
@@ -169,7 +142,7 @@ class Build:
             self.steps.append(info)
             self.say(f"{name}: {len(new)} candidates")
             return candidates + new
-        verdicts = stored if stored is not None else [asdict(v) for v in self._filter(step, todo)]
+        verdicts = stored if stored is not None else [asdict(v) for v in filter_step(step, todo, self.asker)]
         if stored is None:
             _write_step(log, signature, [{"id": c.id, **v} for c, v in zip(todo, verdicts)],
                         info.get("model_fingerprint"))
@@ -188,55 +161,10 @@ class Build:
         if step["filter"] == "language-prior":
             before = [v["detail"]["correct"] for v in verdicts if v["detail"]]
             after = [v["detail"]["correct"] for v in verdicts if v["detail"] and v["keep"]]
-            info["blind_accuracy"] = {"before": _mean(before), "after": _mean(after)}
+            info["blind_accuracy"] = {"before": mean_or_none(before), "after": mean_or_none(after)}
         self.steps.append(info)
         self.say(f"{name}: kept {kept} of {len(todo)}")
         return out
-
-    def _generate(self, step: dict, pairs: list[dict]) -> list[dict]:
-        how, made = step["generate"], []
-        if how == "rules":
-            names = step.get("rules") or list(RULES)
-            unknown = [n for n in names if n not in RULES]
-            if unknown:
-                raise ValueError(f"unknown rule(s) {', '.join(unknown)}; known: {', '.join(RULES)}")
-            for pair in pairs:
-                for rule in names:
-                    foil = RULES[rule](pair["caption"]) if pair["caption"] else None
-                    made.append(asdict(_candidate(pair, pair["caption"], foil)) if foil else
-                                {"why": f"{rule}: does not apply"})
-        elif how == "roles":
-            for pair in pairs:
-                swaps = role_swaps(pair["events"])
-                made += [asdict(_candidate(pair, caption, foil)) for caption, foil in swaps] or \
-                    [{"why": "roles: fewer than two events"}]
-        elif how == "llm":
-            asker = self.asker(step["model"])
-            captions = [p["caption"] for p in pairs]
-            for index, foil, why in llm_generate(asker, captions, step.get("aspects") or ["sequence"],
-                                                 aspects_file=step.get("aspects_file"),
-                                                 exemplars_file=step.get("exemplars"), seed=step.get("seed", 0)):
-                made.append(asdict(_candidate(pairs[index], captions[index], foil)) if foil else {"why": why})
-        else:
-            raise ValueError(f"unknown generator {how!r}; known: rules, roles, llm")
-        return made
-
-    def _filter(self, step: dict, todo: list[Candidate]) -> list[Verdict]:
-        how, pairs = step["filter"], [(c.caption, c.foil) for c in todo]
-        if how == "same-words":
-            return [same_words_filter(c, f) for c, f in pairs]
-        if not todo:
-            return []
-        asker = self.asker(step["model"])
-        if how == "entailment":
-            return entailment_filter(asker, pairs, float(step.get("threshold", 0.5)))
-        if how == "aspect":
-            aspects = step.get("aspects") or sorted({c.aspect for c in todo})
-            return aspect_filter(asker, [(c.caption, c.foil, c.aspect) for c in todo], aspects,
-                                 float(step.get("margin", 0.3)))
-        if how == "language-prior":
-            return language_prior_filter(asker, pairs, float(step.get("threshold", 0.8)), step.get("action", "drop"))
-        raise ValueError(f"unknown filter {how!r}; known: same-words, entailment, aspect, language-prior")
 
     # -- output --------------------------------------------------------------------------------
     def _write_benchmark(self, kept: list[Candidate]) -> str:
@@ -282,62 +210,3 @@ def _write_step(path: str, signature: str, records: list[dict], fingerprint: dic
     os.replace(tmp, path)
 
 
-def _mean(values: list) -> float | None:
-    return round(sum(values) / len(values), 4) if values else None
-
-
-def write_datasheet(build_dir: str) -> str:
-    """``datasheet.md`` from ``build.json``, ``candidates.jsonl`` and, once collected, ``agreement.json``."""
-    with open(os.path.join(build_dir, "build.json"), encoding="utf-8") as handle:
-        build = json.load(handle)
-    with open(os.path.join(build_dir, "candidates.jsonl"), encoding="utf-8") as handle:
-        candidates = [json.loads(line) for line in handle if line.strip()]
-    kept = [c for c in candidates if not c["dropped"]]
-    lines = [f"# Datasheet: {build['name']}", "",
-             f"{build['pairs']} (video, caption) pairs -> {build['candidates']} candidates -> {build['items']} items.",
-             "", "## Items per test (aspect) and rule", "", "| test | rule | items |", "|---|---|---|"]
-    for (aspect, rule), n in sorted(Counter((c["aspect"], c["rule"]) for c in kept).items()):
-        lines.append(f"| {aspect} | {rule} | {n} |")
-    lines += ["", "## Text lengths (words)", "", "| texts | n | mean | min | max |", "|---|---|---|---|---|"]
-    for label, texts in (("captions", [c["caption"] for c in kept]), ("counterfactuals", [c["foil"] for c in kept])):
-        sizes = [len(t.split()) for t in texts]
-        if sizes:
-            lines.append(f"| {label} | {len(sizes)} | {sum(sizes) / len(sizes):.1f} | {min(sizes)} | {max(sizes)} |")
-    lines += ["", "## Steps", "", "| step | model | in | out | pass rate | why dropped or not made |",
-              "|---|---|---|---|---|---|"]
-    for step in build["steps"]:
-        reasons = step.get("dropped") or step.get("not_made") or {}
-        why = "; ".join(f"{k}: {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])) or "-"
-        rate = "-" if step.get("pass_rate") is None else f"{100 * step['pass_rate']:.1f}%"
-        lines.append(f"| {step['step']} | {step.get('model', '-')} | {step['in']} | {step['out']} | {rate} | {why} |")
-        if "blind_accuracy" in step:
-            acc = step["blind_accuracy"]
-            lines.append(f"|  | blind accuracy before {_pct(acc['before'])}, after {_pct(acc['after'])} | | | | |")
-    flagged = [c for c in kept if c["flagged"]]
-    if flagged:
-        lines += ["", f"{len(flagged)} items kept but flagged (solved without the video)."]
-    agreement_path = os.path.join(build_dir, "agreement.json")
-    if os.path.exists(agreement_path):
-        with open(agreement_path, encoding="utf-8") as handle:
-            agreement = json.load(handle)
-        lines += ["", "## Validation by people", ""] + agreement_lines(agreement)
-    path = os.path.join(build_dir, "datasheet.md")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-    return path
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
-def agreement_lines(agreement: dict) -> list[str]:
-    out = [f"{agreement['annotators']} annotators ({', '.join(agreement['names'])}), task {agreement['task']}, "
-           f"{agreement['items']} items, rule {agreement['rule']}: {agreement['accepted']} accepted."]
-    for name in ("fleiss_kappa", "krippendorff_alpha"):
-        value = agreement[name]
-        ci = f" (95% CI {value['ci95'][0]} to {value['ci95'][1]})" if value["ci95"] else ""
-        out.append(f"- {name.replace('_', ' ')}: {value['value']}{ci}")
-    if agreement.get("human_accuracy") is not None:
-        out.append(f"- human accuracy ({agreement['aggregate']}): {_pct(agreement['human_accuracy'])}")
-    return out

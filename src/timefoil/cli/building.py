@@ -70,7 +70,7 @@ def build_annotate(bench_dir, annotator, task, aspects, frames, out, cache_dir):
 def build_collect(bench_dir, answers, rule, aggregate, out, accepted, build_dir, as_json):
     """Agreement (Fleiss' kappa, Krippendorff's alpha, 95% CIs), accepted items and a human run."""
     from ..building.collect import collect
-    from ..building.recipe import agreement_lines
+    from ..building.datasheet import agreement_lines
 
     result = collect(bench_dir, answers, rule=rule, aggregate=aggregate, out=out, accepted_dir=accepted,
                      build_dir=build_dir)
