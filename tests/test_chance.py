@@ -64,7 +64,7 @@ def test_vilma_p_plus_t():
 
 
 def test_situation_awareness_mix_of_one_and_two_foils():
-    """72% of main items with two foils: T chance 38.0, P+T chance 19.0 (SPEC section 6)."""
+    """72% of main items with two foils: T chance 38.0, P+T chance 19.0 (ViLMA's stated chance levels)."""
     rng = random.Random(3)
     items = []
     for g in range(10000):

@@ -2,7 +2,7 @@
 
 The kind names the model method that answers it (``answer_<kind>``): ``similarity`` scores one
 (video, text) pair, ``entailment`` asks a Yes/No question, ``choice`` asks for one option
-letter, ``generation`` asks for free text (SPEC section 1); a protocol may bring a kind of its
+letter, ``generation`` asks for free text; a protocol may bring a kind of its
 own. Models answer lists of requests in batches and never see which benchmark asked.
 """
 from __future__ import annotations
