@@ -154,8 +154,8 @@ def _copy(directory, to):
 
 def test_merge_refuses_other_configurations_and_names_what_differs(suite, shards, tmp_path):
     other = tmp_path / "seed1"
-    Runner(RunConfig("synth", "bag-of-frames", data_dir=suite, seed=1), str(other), cache_dir=str(tmp_path / "c"),
-           progress=False, shard=Shard(3, 3)).run()
+    Runner(plan_run(RunConfig("synth", "bag-of-frames", data_dir=suite, seed=1), Shard(3, 3)), str(other),
+           cache_dir=str(tmp_path / "c"), progress=False).run()
     with pytest.raises(MergeError, match="seed: 0 vs 1"):
         merge_shards([shards[0], shards[1], str(other)], str(tmp_path / "out"))
     with pytest.raises(MergeError, match="whole run, not a shard"):
