@@ -61,55 +61,71 @@ from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, ke
 @click.option("--ray-address", help="an existing Ray cluster (default: RAY_ADDRESS, else a local one)")
 @click.option("--no-progress", is_flag=True)
 @guard
-def run_cmd(benchmark, model_spec, model_arg, data_dir, protocol, frames, fps, max_frames, strategy, frame_order,
-            single_frame, blind, order_policy, judge, variant, max_tokens, bench_arg, limit, sample, seed, out,
-            cache_dir, retry_errors, max_error_rate, threads, shard, executor, workers, gpus_per_worker, ray_address,
-            no_progress):
+def run_cmd(benchmark: str, out: str, **flags) -> None:
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
-    from ..execution.distributed import RayOptions
-    from ..reports.report import load_scored, print_runs
     from ..execution.sharding import Shard
+    from ..reports.report import load_scored, print_runs
 
-    if executor != "ray" and (workers or gpus_per_worker is not None or ray_address):
-        raise click.BadParameter("--workers, --gpus-per-worker and --ray-address go with --executor ray")
-    ray = RayOptions(workers=workers, gpus_per_worker=gpus_per_worker, address=ray_address) \
-        if executor == "ray" else None
-    part = Shard.parse(shard) if shard else None
-    counts = frames_list(frames)
-    if counts and fps:
-        raise click.BadParameter("give --frames or --fps, not both")
-    samplings = Sampling.from_flags(get_benchmark(benchmark).default_sampling, counts, fps, max_frames=max_frames,
-                                    strategy=strategy, order=frame_order, single_frame=single_frame, seed=seed)
-    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol,
-                       model_args=key_values(model_arg, "--model-arg"),
-                       limit=limit, sample=sample, seed=seed or 0, order_policy=order_policy, blind=blind, judge=judge,
-                       variant=variant, max_tokens=max_tokens, benchmark_args=key_values(bench_arg, "--bench-arg"))
-    refuse_output_inside(out, [data_dir])
+    part = Shard.parse(flags["shard"]) if flags["shard"] else None
+    ray, samplings, config = _ray(flags), _samplings(benchmark, flags), _config(benchmark, flags)
+    refuse_output_inside(out, [config.data_dir])
     run_dirs, reports = [], []
     for sampling in samplings:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
-        runner = Runner(plan_run(replace(config, sampling=sampling), part), run_dir, cache_dir=cache_dir,
-                        retry_errors=retry_errors, progress=not no_progress and sys.stderr.isatty(), threads=threads,
-                        ray=ray)
+        runner = Runner(plan_run(replace(config, sampling=sampling), part), run_dir, cache_dir=flags["cache_dir"],
+                        retry_errors=flags["retry_errors"], threads=flags["threads"], ray=ray,
+                        progress=not flags["no_progress"] and sys.stderr.isatty())
         reports.append(runner.run())
-        if runner.pool:
-            for line in worker_lines(runner.pool.summary()):
-                click.echo(f"{run_dir}: {line}", err=True)
-        if reports[-1].other_shards:
-            click.echo(f"{run_dir}: shard {part.label}: {reports[-1].other_shards} items are completed in other shards "
-                       "(scored once the shards are joined: timefoil merge)", err=True)
-        if runner.capped:
-            click.echo(f"{run_dir}: {capped_line(runner.capped, runner.config.sampling)}", err=True)
-        if runner.kept_errors:
-            click.echo(f"{run_dir}: keeping {runner.kept_errors} errors recorded by an earlier run "
-                       "(--retry-errors asks them again)", err=True)
+        for line in _notes(runner, reports[-1], part):
+            click.echo(f"{run_dir}: {line}", err=True)
         run_dirs.append(run_dir)
     print_runs([load_scored(d) for d in run_dirs])
-    summary = failure_summary(reports, retry_command(sys.argv, retry_errors))
+    summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
     if summary:
         click.echo(redact(summary), err=True)  # the command line may hold a key in the model's URL
-        if too_many_failed(reports, max_error_rate):
+        if too_many_failed(reports, flags["max_error_rate"]):
             sys.exit(EXIT_FAILED_REQUESTS)
+
+
+def _config(benchmark: str, flags: dict) -> RunConfig:
+    return RunConfig(benchmark, flags["model_spec"], data_dir=flags["data_dir"], protocol=flags["protocol"],
+                     model_args=key_values(flags["model_arg"], "--model-arg"), limit=flags["limit"],
+                     sample=flags["sample"], seed=flags["seed"] or 0, order_policy=flags["order_policy"],
+                     blind=flags["blind"], judge=flags["judge"], variant=flags["variant"],
+                     max_tokens=flags["max_tokens"], benchmark_args=key_values(flags["bench_arg"], "--bench-arg"))
+
+
+def _samplings(benchmark: str, flags: dict) -> list[Sampling | None]:
+    counts = frames_list(flags["frames"])
+    if counts and flags["fps"]:
+        raise click.BadParameter("give --frames or --fps, not both")
+    return Sampling.from_flags(get_benchmark(benchmark).default_sampling, counts, flags["fps"],
+                               max_frames=flags["max_frames"], strategy=flags["strategy"], order=flags["frame_order"],
+                               single_frame=flags["single_frame"], seed=flags["seed"])
+
+
+def _ray(flags: dict):
+    from ..execution.distributed import RayOptions
+
+    if flags["executor"] != "ray":
+        if flags["workers"] or flags["gpus_per_worker"] is not None or flags["ray_address"]:
+            raise click.BadParameter("--workers, --gpus-per-worker and --ray-address go with --executor ray")
+        return None
+    return RayOptions(workers=flags["workers"], gpus_per_worker=flags["gpus_per_worker"], address=flags["ray_address"])
+
+
+def _notes(runner: Runner, report, part) -> list[str]:
+    """What a finished run tells the terminal besides its tables."""
+    lines = worker_lines(runner.pool.summary()) if runner.pool else []
+    if report.other_shards:
+        lines.append(f"shard {part.label}: {report.other_shards} items are completed in other shards "
+                     "(scored once the shards are joined: timefoil merge)")
+    if runner.capped:
+        lines.append(capped_line(runner.capped, runner.config.sampling))
+    if runner.kept_errors:
+        lines.append(f"keeping {runner.kept_errors} errors recorded by an earlier run "
+                     "(--retry-errors asks them again)")
+    return lines
 
 
 @main.command()
