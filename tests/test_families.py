@@ -68,10 +68,10 @@ def test_inputs_and_time_are_what_the_table_says(builders, family):
                 build_batch(builder, tokenizer, [prompt], [frames], [Timing(0.8)], as_images=kind == "images")
             continue
         batch = build_batch(builder, tokenizer, [prompt], [frames], [Timing(0.8)], as_images=kind == "images")
-        # each placeholder became the input's tokens (InternVL writes a video's frames as image tiles)
-        shown = int(torch.isin(batch["input_ids"], torch.tensor(tokenizer.convert_tokens_to_ids(
-            [builder.video_token, builder.image_token]))).sum())
-        assert shown > len(parts)
+        # each placeholder became the input's tokens, whatever they are (InternVL writes a video's
+        # frames as image tiles, Gemma 3 its images' soft tokens between begin and end tokens)
+        added = batch["input_ids"].shape[1] - len(tokenizer(prompt)["input_ids"])
+        assert added >= 2 * len(parts)
     video = build_batch(builder, tokenizer, [vlm_prompt(tokenizer, [{"type": "video"}], WORDS[0])], [frames],
                         [Timing(0.8)]) if "video" in spec.inputs else {}
     assert ("second_per_grid_ts" in video) == (spec.time == "second_per_grid_ts")
