@@ -171,3 +171,22 @@ def test_frames_carry_timestamps_and_the_sampling_rate(tmp_path):
     assert per_second.sampled_fps == 1.0 and per_second.times == pytest.approx([k + 0.5 for k in range(10)])
     reversed_ = store.get(VideoRef.file(path), Sampling(frames=8, order="reversed"))
     assert reversed_.times == uniform.times[::-1]
+
+
+def test_gemma3_prefix_reuse_keeps_each_images_two_way_attention(folders):
+    """Gemma 3 lets an image's tokens attend to each other both ways, read from token_type_ids:
+    the prefix is run with its types, so reusing it gives the plain path's answers, also when the
+    prompt is longer than the sliding window of the model's local layers."""
+    reuse, plain = HFGenerative(folders["gemma3"], prefix_reuse=True), HFGenerative(folders["gemma3"],
+                                                                                    prefix_reuse=False)
+    prompt = plain._prompt(entailment(CAPTIONS[:1])[0], CLIP)[0]
+    inputs = plain.inputs.encode([prompt], [CLIP])
+    assert inputs["input_ids"].shape[1] > plain.model.config.text_config.sliding_window
+    with torch.inference_mode():
+        both_ways = plain.model(**inputs).logits[0, -1]
+        causal = plain.model(**{k: v for k, v in inputs.items() if k != "token_type_ids"}).logits[0, -1]
+    assert float((both_ways - causal).abs().max()) > 1e-3  # the types change what the model computes
+    requests = entailment(CAPTIONS)
+    shared, alone = reuse.answer(requests, source), plain.answer(requests, source)
+    assert reuse.stats["prefix_hits"] == 3
+    assert [a.probs["yes"] for a in shared] == pytest.approx([a.probs["yes"] for a in alone], abs=1e-6)
