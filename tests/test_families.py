@@ -68,10 +68,10 @@ def test_inputs_and_time_are_what_the_table_says(builders, family):
                 build_batch(builder, tokenizer, [prompt], [frames], [Timing(0.8)], as_images=kind == "images")
             continue
         batch = build_batch(builder, tokenizer, [prompt], [frames], [Timing(0.8)], as_images=kind == "images")
-        # each placeholder became the input's tokens (InternVL writes a video's frames as image tiles)
-        shown = int(torch.isin(batch["input_ids"], torch.tensor(tokenizer.convert_tokens_to_ids(
-            [builder.video_token, builder.image_token]))).sum())
-        assert shown > len(parts)
+        # each placeholder became the input's tokens, whatever they are (InternVL writes a video's
+        # frames as image tiles, Gemma 3 its images' soft tokens between begin and end tokens)
+        added = batch["input_ids"].shape[1] - len(tokenizer(prompt)["input_ids"])
+        assert added >= 2 * len(parts)
     video = build_batch(builder, tokenizer, [vlm_prompt(tokenizer, [{"type": "video"}], WORDS[0])], [frames],
                         [Timing(0.8)]) if "video" in spec.inputs else {}
     assert ("second_per_grid_ts" in video) == (spec.time == "second_per_grid_ts")
@@ -146,3 +146,36 @@ def test_an_internvl_folder_set_to_centre_crop_is_refused_in_one_line(tmp_path):
     with pytest.raises(ValueError, match=r"^InternVL's video processor is set to centre-crop, which timefoil does "
                                          r"not build \(--model-arg preprocess=official"):
         build_vision("internvl", str(tmp_path), tokenizer)
+
+
+def test_gemma3_writes_each_frame_as_an_image_between_its_own_tokens(builders):
+    """The hub's settings (896 square, 256 tokens an image, mean and std 0.5): a black and a
+    white frame become two 896x896 images of -1 and +1 exactly ((0 - 127.5) / 127.5 and back;
+    a bilinear resize keeps a flat image flat), and each begin-image token the chat template
+    wrote is followed by 256 soft tokens and an end-image token, the soft ones alone marked."""
+    tokenizer, builder = builders["gemma3"]
+    frames = pattern_frames(2, 3, 5) * 0
+    frames[1] = 255
+    prompt = vlm_prompt(tokenizer, [{"type": "image"}] * 2, WORDS[0])
+    batch = build_batch(builder, tokenizer, [prompt], [frames], as_images=True)
+    pixels = batch["pixel_values"]
+    assert tuple(pixels.shape) == (2, 3, 896, 896)
+    assert bool((pixels[0] == -1).all()) and bool((pixels[1] == 1).all())
+    ids = batch["input_ids"][0].tolist()
+    soft, begin, end = tokenizer.convert_tokens_to_ids(["<image_soft_token>", "<start_of_image>", "<end_of_image>"])
+    assert len(ids) == len(tokenizer(prompt)["input_ids"]) + 2 * (256 + 1)  # the blank lines are no words here
+    first = ids.index(begin)
+    assert ids[first:first + 258] == [begin] + [soft] * 256 + [end] and ids[first + 258] == begin
+    assert batch["token_type_ids"][0].tolist() == [int(i == soft) for i in ids]
+    assert builder.placeholders("<start_of_image>", [2], None) == [
+        "\n\n<start_of_image><image_soft_token><image_soft_token><end_of_image>\n\n"]
+
+
+def test_a_gemma3_folder_set_to_pan_and_scan_is_refused_in_one_line(tmp_path):
+    """Pan and scan adds crops of a wide frame, with their own text; built without them the
+    model would see other inputs than its processor gives."""
+    tokenizer = vlm_tokenizer(WORDS, "gemma3")
+    write_processor_files(tmp_path, "gemma3", tokenizer, image={"do_pan_and_scan": True})
+    with pytest.raises(ValueError, match=r"^Gemma 3's image processor is set to pan and scan, which timefoil does "
+                                         r"not build \(--model-arg preprocess=official"):
+        build_vision("gemma3", str(tmp_path), tokenizer)

@@ -78,7 +78,8 @@ def test_batched_and_prefix_reuse_equal_the_models_own_forward(folders, family):
     model = batched.model
     for request, a, b in zip(requests, plain, shared):
         prompt = batched._prompt(request, CLIP)[0]
-        inputs = build_batch(batched.inputs.builder, batched.tokenizer, [prompt], [CLIP.array], [Timing(0.8)])
+        inputs = build_batch(batched.inputs.builder, batched.tokenizer, [prompt], [CLIP.array], [Timing(0.8)],
+                             as_images=batched.inputs.video_as == "images")
         with torch.inference_mode():
             probs = model(**inputs).logits[0, -1].float().softmax(-1)
         direct = float(probs[a.meta["yes_ids"]].sum())
@@ -126,9 +127,11 @@ def test_frames_as_images(folders, family):
     answers = model.answer(entailment(CAPTIONS[:2]), source)
     assert all(0 < a.probs["yes"] < 1 for a in answers)
     prompt = model._prompt(entailment(CAPTIONS[:1])[0], CLIP)[0]
-    assert prompt.count("<|image_pad|>") == 8 and "<|video_pad|>" not in prompt
+    builder = model.inputs.builder
+    assert prompt.count(builder.image_token) == 8 and builder.video_token not in prompt
     assert model.fingerprint()["video_as"] == "images"
-    assert model.fingerprint() != HFGenerative(folders[family]).fingerprint()
+    # the default shows video where the family takes it, so the answers are not shared
+    assert (model.fingerprint() != HFGenerative(folders[family]).fingerprint()) == ("video" in FAMILIES[family].inputs)
 
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if "images" not in FAMILIES[f].inputs])
@@ -168,3 +171,22 @@ def test_frames_carry_timestamps_and_the_sampling_rate(tmp_path):
     assert per_second.sampled_fps == 1.0 and per_second.times == pytest.approx([k + 0.5 for k in range(10)])
     reversed_ = store.get(VideoRef.file(path), Sampling(frames=8, order="reversed"))
     assert reversed_.times == uniform.times[::-1]
+
+
+def test_gemma3_prefix_reuse_keeps_each_images_two_way_attention(folders):
+    """Gemma 3 lets an image's tokens attend to each other both ways, read from token_type_ids:
+    the prefix is run with its types, so reusing it gives the plain path's answers, also when the
+    prompt is longer than the sliding window of the model's local layers."""
+    reuse, plain = HFGenerative(folders["gemma3"], prefix_reuse=True), HFGenerative(folders["gemma3"],
+                                                                                    prefix_reuse=False)
+    prompt = plain._prompt(entailment(CAPTIONS[:1])[0], CLIP)[0]
+    inputs = plain.inputs.encode([prompt], [CLIP])
+    assert inputs["input_ids"].shape[1] > plain.model.config.text_config.sliding_window
+    with torch.inference_mode():
+        both_ways = plain.model(**inputs).logits[0, -1]
+        causal = plain.model(**{k: v for k, v in inputs.items() if k != "token_type_ids"}).logits[0, -1]
+    assert float((both_ways - causal).abs().max()) > 1e-3  # the types change what the model computes
+    requests = entailment(CAPTIONS)
+    shared, alone = reuse.answer(requests, source), plain.answer(requests, source)
+    assert reuse.stats["prefix_hits"] == 3
+    assert [a.probs["yes"] for a in shared] == pytest.approx([a.probs["yes"] for a in alone], abs=1e-6)

@@ -168,9 +168,11 @@ def vlm_tokenizer(texts, family: str):
     return tokenizer
 
 
-def write_processor_files(path, family: str, tokenizer, video: dict | None = None, processor: dict | None = None):
-    """The processor configuration a hub repository of ``family`` carries, as files; ``video``
-    and ``processor`` override entries of the video processor's and the top-level settings."""
+def write_processor_files(path, family: str, tokenizer, video: dict | None = None, processor: dict | None = None,
+                          image: dict | None = None):
+    """The processor configuration a hub repository of ``family`` carries, as files; ``video``,
+    ``processor`` and ``image`` override entries of the video processor's, the top-level and the
+    image processor's settings. A family without a video processor (Gemma 3) gets no entry for one."""
     import json
     import os
 
@@ -179,7 +181,9 @@ def write_processor_files(path, family: str, tokenizer, video: dict | None = Non
     recipe = FAMILIES.find(family).tiny
     os.makedirs(path, exist_ok=True)
     config = {**recipe.processor, **(processor or {}), "video_processor": {**recipe.video_processor, **(video or {})},
-              "image_processor": dict(recipe.image_processor)}
+              "image_processor": {**recipe.image_processor, **(image or {})}}
+    if not config["video_processor"]:
+        del config["video_processor"]
     with open(os.path.join(path, "processor_config.json"), "w") as handle:
         json.dump(config, handle, indent=1)
     with open(os.path.join(path, "chat_template.jinja"), "w") as handle:
@@ -205,7 +209,8 @@ def tiny_vlm(path, family: str, texts, seed: int = 0, hidden: int = 32, layers: 
     torch.manual_seed(seed)
     model = recipe.model(text, ids, hidden)
     model.save_pretrained(path)
-    write_processor_files(path, family, tokenizer, video=recipe.small_video, processor=recipe.small_processor)
+    write_processor_files(path, family, tokenizer, video=recipe.small_video, processor=recipe.small_processor,
+                          image=recipe.small_image)
     return str(path)
 
 

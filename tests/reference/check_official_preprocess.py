@@ -6,8 +6,9 @@ Run in the throwaway environment with torchvision (see make_processor_digests.py
 
 For each family named (all in the table when none is) it saves a tiny random model with its
 official processor files, loads it by path twice, once per preprocessing, and builds the same
-requests' batches both ways: every input the official processor returns must be equal to
-timefoil's, and the answers' probabilities and last-token logits equal.
+requests' batches both ways, for each input the family takes (video, the frames as images):
+every input the official processor returns must be equal to timefoil's, and the answers'
+probabilities and last-token logits equal.
 """
 from __future__ import annotations
 
@@ -32,10 +33,11 @@ def source(ref, sampling):
     return CLIP
 
 
-def check(family: str) -> bool:
+def check(family: str, kind: str) -> bool:
     prompts = Prompts()
     folder = tiny_vlm(tempfile.mkdtemp(), family, [prompts.entailment, "a b c d"] + CAPTIONS)
-    ours, official = HFGenerative(folder), HFGenerative(folder, preprocess="official")
+    ours, official = (HFGenerative(folder, video_as=kind, preprocess=way) for way in ("timefoil", "official"))
+    family = f"{family}/{kind}"
     requests = [Request("entailment", VideoRef.file("/nonexistent.mp4"), prompts.entailment.format(caption=c),
                         caption=c) for c in CAPTIONS]
     texts = [ours._prompt(r, CLIP)[0] for r in requests]
@@ -46,17 +48,17 @@ def check(family: str) -> bool:
     for key, value in theirs.items():
         equal = key in mine and torch.equal(torch.as_tensor(mine[key]), torch.as_tensor(value))
         same &= equal
-        print(f"{family:16s} {key:22s} {tuple(value.shape)!s:22s} {'equal' if equal else 'DIFFERENT'}")
+        print(f"{family:24s} {key:22s} {tuple(value.shape)!s:22s} {'equal' if equal else 'DIFFERENT'}")
     with torch.inference_mode():
         logits = [ours.model(**batch).logits[:, -1] for batch in (mine, theirs)]
-    print(f"{family:16s} last-token logits equal: {torch.equal(*logits)}")
+    print(f"{family:24s} last-token logits equal: {torch.equal(*logits)}")
     answers = [model.answer(requests, source) for model in (ours, official)]
     yes = [[a.probs["yes"] for a in found] for found in answers]
-    print(f"{family:16s} P(yes) timefoil {yes[0]} official {yes[1]}")
+    print(f"{family:24s} P(yes) timefoil {yes[0]} official {yes[1]}")
     return same and torch.equal(*logits) and yes[0] == yes[1]
 
 
 if __name__ == "__main__":
     torch.set_num_threads(1)
-    results = [check(family) for family in (sys.argv[1:] or list(FAMILIES))]
+    results = [check(family, kind) for family in (sys.argv[1:] or list(FAMILIES)) for kind in FAMILIES[family].inputs]
     raise SystemExit(0 if all(results) else 1)

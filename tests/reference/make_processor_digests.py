@@ -62,8 +62,9 @@ def main(out: str, only: list[str]) -> None:
                                                           "frames_indices": list(range(shape[0]))}])
                     ours = build_batch(builder, tokenizer, [text], [frames], [Timing(FPS)])
                 else:
-                    frames = frames[:3]
-                    text = vlm_prompt(tokenizer, [{"type": "image"}] * 3, WORDS[0])
+                    # an image-only family is shown every sampled frame; the others' image path, three
+                    frames = frames if spec.inputs == ("images",) else frames[:3]
+                    text = vlm_prompt(tokenizer, [{"type": "image"}] * len(frames), WORDS[0])
                     reference = official(text=[text], images=list(frames), return_tensors="pt", padding=True)
                     ours = build_batch(builder, tokenizer, [text], [frames], as_images=True)
                 case = {"family": family, "mode": mode, "shape": list(frames.shape), "digests": {}}

@@ -39,6 +39,8 @@ BLIND_SIMILARITY_INSTRUCTION = "Describe a video in one sentence."
 # mean over the caption's tokens) are not reused.
 PERPLEXITY_RULE = "vilma-run.py: tokenizer's own special tokens, tokens 2..L, summed cross-entropy / L"
 YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
+# per-token types that mark vision tokens (nonzero), cut with the prefix: Qwen's and Gemma 3's
+TOKEN_TYPE_INPUTS = ("mm_token_type_ids", "token_type_ids")
 
 
 def weights_fingerprint(path: str) -> str:
@@ -272,17 +274,17 @@ class HFGenerative(RanksBySimilarity, Model):
             shared = min(shared, int(differ[0]) if len(differ) else shared)
         # logits for the first caption token come from the token before it: keep it in the suffix
         shared = min([shared] + [len(s) - n - 1 for s, n in zip(sequences, captions) if n])
-        vision_tokens = encoded[0].get("mm_token_type_ids")
-        if vision_tokens is not None and vision_tokens[0, shared:].any():
-            shared = 0  # the video must lie wholly in the prefix
+        token_types = {k: encoded[0][k] for k in TOKEN_TYPE_INPUTS if k in encoded[0]}
+        if any(types[0, shared:].any() for types in token_types.values()):
+            shared = 0  # the video (every image) must lie wholly in the prefix
         if shared < 1:
             return self._plain_forward(prompts, video)
-        prefix_inputs = {k: v for k, v in encoded[0].items() if k not in ("input_ids", "attention_mask",
-                                                                          "mm_token_type_ids")}
+        prefix_inputs = {k: v for k, v in encoded[0].items() if k not in ("input_ids", "attention_mask", *token_types)}
         prefix_inputs.update(input_ids=sequences[0][None, :shared], position_ids=positions[0][..., :shared],
                              attention_mask=torch.ones(1, shared, dtype=torch.long, device=self.device))
-        if vision_tokens is not None:
-            prefix_inputs["mm_token_type_ids"] = vision_tokens[:, :shared]
+        # the prefix's tokens keep their types (Gemma 3's image tokens attend both ways within
+        # an image); the suffix, text only, needs none
+        prefix_inputs.update({k: types[:, :shared] for k, types in token_types.items()})
         cache = self.model(**prefix_inputs, use_cache=True).past_key_values
         self.stats["forward_tokens"] += shared
         self.stats["prefix_hits"] += len(prompts) - 1

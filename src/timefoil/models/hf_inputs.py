@@ -125,7 +125,8 @@ class InputEncoder:
         processor = processor or self.processor
         arrays = [f.array for f in frames if f is not None]
         if self.video_as == "images":
-            images = [frame for array in arrays for frame in array]
+            # one list of images per text: Gemma 3's processor counts each text's images apart
+            images = [list(array) for array in arrays]
             return dict(processor(text=texts, images=images, return_tensors="pt", padding=True))
         metadata = [{"total_num_frames": len(f.array), "fps": f.sampled_fps,
                      "frames_indices": list(range(len(f.array)))} for f in frames if f is not None]

@@ -272,6 +272,16 @@ class VisionBuilder:
         that states time in its text (timestamps) writes them around the tokens here."""
         return [token * count for count in counts]
 
+    def token_types(self, ids, tokenizer) -> dict:
+        """The per-token type inputs the model reads, from the expanded ``input_ids``: Qwen's
+        ``mm_token_type_ids`` (0 text, 1 image, 2 video) where ``mm_token_types``, else none."""
+        if not self.mm_token_types:
+            return {}
+        types = _torch().zeros_like(ids)
+        types[ids == tokenizer.convert_tokens_to_ids(self.image_token)] = 1
+        types[ids == tokenizer.convert_tokens_to_ids(self.video_token)] = 2
+        return {"mm_token_type_ids": types}
+
     def fingerprint(self) -> dict:
         return {"family": self.family, "settings": self.settings.__dict__, "config": self.extras}
 
@@ -324,12 +334,7 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
         expanded.append(substitute_placeholders(text, token, builder.placeholders(token, counts, timing)))
         pieces.append(inputs)
     batch = dict(tokenizer(list(expanded), return_tensors="pt", padding=True))
-    if builder.mm_token_types:
-        ids = batch["input_ids"]
-        types = torch.zeros_like(ids)
-        types[ids == tokenizer.convert_tokens_to_ids(builder.image_token)] = 1
-        types[ids == tokenizer.convert_tokens_to_ids(builder.video_token)] = 2
-        batch["mm_token_type_ids"] = types
+    batch.update(builder.token_types(batch["input_ids"], tokenizer))
     for key in (pieces[0] if pieces else {}):
         values = [p[key] for p in pieces]
         if key == "second_per_grid_ts":

@@ -30,6 +30,7 @@ class TinyRecipe:
     model: Callable[[dict, dict, int], Any]
     small_video: dict = field(default_factory=dict)  # overrides that keep the tiny model's inputs small
     small_processor: dict = field(default_factory=dict)
+    small_image: dict = field(default_factory=dict)  # the same for an image-only family's image processor
     special_tokens: tuple = TINY_SPECIAL
     # tokens the tokenizer names as attributes (tokenizer_config.json's extra_special_tokens), which the
     # official processor reads (e.g. InternVL's start_image_token)
