@@ -7,13 +7,13 @@ and what must hold of the run and the cache afterwards. Every command runs in a 
 with a timeout, so a hang fails the row instead of stalling the suite."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+from helpers import cli
 
 TIMEOUT_S = 120
 
@@ -31,13 +31,6 @@ class Fault:
     def __str__(self) -> str:  # pytest shows the name as the row's id
         return self.name
 
-
-def cli(*args: str, timeout: float = TIMEOUT_S, env: dict[str, str] | None = None,
-        **kwargs) -> subprocess.CompletedProcess:
-    """``timefoil ARGS`` in a fresh interpreter, bounded in time."""
-    environment = {**os.environ, "TIMEFOIL_THREADS": "1", "OMP_NUM_THREADS": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, env=environment, **kwargs)
 
 
 def last_line(text: str) -> str:

@@ -1,5 +1,11 @@
-"""Shared test helpers: items built in code."""
+"""Shared test helpers: the command line in a subprocess, items built in code, synthetic suites."""
 from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import tempfile
 
 from timefoil.core.items import Item, VideoRef
 from timefoil import score_run
@@ -52,3 +58,24 @@ def run_scores(run_dir) -> str:
     import json
 
     return json.dumps(score_run(str(run_dir)).to_json(), sort_keys=True)
+
+
+CLI_TIMEOUT_S = 300.0
+
+
+def cli(*args: str, timeout: float = CLI_TIMEOUT_S, env: dict[str, str] | None = None,
+        **kwargs) -> subprocess.CompletedProcess:
+    """``timefoil ARGS`` in a fresh interpreter with one torch thread, bounded in time."""
+    environment = {**os.environ, "TIMEFOIL_THREADS": "1", "OMP_NUM_THREADS": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=environment, **kwargs)
+
+
+@functools.cache
+def suite_on_disk(per_family: int = 3, seed: int = 0) -> str:
+    """A synthetic suite written once per test process by the command line itself, for rows that
+    build their own command lines (3 per family: 34 videos whose order pairs show two videos)."""
+    root = os.path.join(tempfile.mkdtemp(prefix="timefoil-suite-"), "suite")
+    result = cli("generate", "synth", "--out", root, "--per-family", str(per_family), "--seed", str(seed))
+    assert result.returncode == 0, result.stderr
+    return root

@@ -4,8 +4,6 @@ import math
 import glob
 import json
 import os
-import subprocess
-import sys
 from collections import Counter, defaultdict
 
 import pytest
@@ -15,14 +13,11 @@ from timefoil.models.base import Model
 from timefoil.execution.offline import answer_offline
 from timefoil.models.requests import Answer
 from timefoil.scoring import score_records
+from helpers import cli
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 VITATECS, VILMA = os.path.join(SHARED, "vitatecs"), os.path.join(SHARED, "vilma")
 needs_shared = pytest.mark.skipif(not os.path.isdir(VILMA), reason="the shared data slices are not beside the checkout")
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True, timeout=300)
 
 
 class ByLength(Model):

@@ -20,15 +20,11 @@ from timefoil.building.rules import swap_events, swap_words
 
 pytest.importorskip("httpx")
 from test_openai_api import FakeServer  # noqa: E402
+from helpers import cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SCRIPTED = {"the yellow square moves from left to right": "the yellow square moves from right to left",
             "the green square moves slowly from left to right": "the green square moves quickly from left to right"}
-
-
-def cli(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True,
-                          timeout=600, **kwargs)
 
 
 def scripted_server(latency=0.0):

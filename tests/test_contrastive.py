@@ -11,16 +11,10 @@ from timefoil.models import load_model  # noqa: E402
 from timefoil import RunConfig  # noqa: E402
 from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.execution.store import RunLog  # noqa: E402
-from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import tiny_clip  # noqa: E402
 from timefoil.video import FrameStore, Sampling  # noqa: E402
 
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("suite"))
-    generate(root, per_family=1, seed=3)
-    return root
+pytestmark = pytest.mark.suite(per_family=1, seed=3)
 
 
 @pytest.mark.parametrize("kind", ["clip", "siglip"])

@@ -19,18 +19,12 @@ from timefoil.models.requests import Request  # noqa: E402
 from timefoil import RunConfig  # noqa: E402
 from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.execution.store import RunLog  # noqa: E402
-from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import pattern_frames, tensor_digest, tiny_blip2_itm, tiny_siglip2  # noqa: E402
 from timefoil.video import FrameStore, Sampling  # noqa: E402
 
+pytestmark = pytest.mark.suite(per_family=1, seed=3)
+
 FRAMES = Sampling(frames=3)
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("suite"))
-    generate(root, per_family=1, seed=3)
-    return root
 
 
 @pytest.fixture(scope="module")

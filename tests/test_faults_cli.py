@@ -1,6 +1,5 @@
 """Fault rows: command-line values that used to slip through, shards of items that show two
 videos, and models whose extra is not installed."""
-import functools
 import json
 import os
 import tempfile
@@ -8,21 +7,13 @@ import tempfile
 import pytest
 
 from faults import Fault, cli, run_fault
+from helpers import suite_on_disk
 from helpers import run_ids, run_scores
 
 
-@functools.cache
-def suite() -> str:
-    """A synthetic suite whose order pairs show two different videos (3 per family: 34 videos)."""
-    root = os.path.join(tempfile.mkdtemp(prefix="timefoil-faults-"), "suite")
-    result = cli("generate", "synth", "--out", root, "--per-family", "3", "--seed", "0")
-    assert result.returncode == 0, result.stderr
-    return root
-
-
 def run_args(tmp_path, *extra: str) -> list[str]:
-    return ["run", "synth", "--model", "random", "--data", suite(), "--out", str(tmp_path / "run"), "--no-progress",
-            *extra]
+    return ["run", "synth", "--model", "random", "--data", suite_on_disk(), "--out", str(tmp_path / "run"),
+            "--no-progress", *extra]
 
 
 def nothing_written(tmp_path) -> None:
@@ -100,7 +91,7 @@ def test_fault(fault, tmp_path):
 
 
 def test_a_slurm_style_array_of_shards_exits_0_in_every_task_and_merges_into_the_whole_run(tmp_path):
-    common = ["--model", "random", "--data", suite(), "--protocol", "entailment", "--no-progress"]
+    common = ["--model", "random", "--data", suite_on_disk(), "--protocol", "entailment", "--no-progress"]
     env = {"TIMEFOIL_CACHE": str(tmp_path / "cache")}
     whole = cli("run", "synth", *common, "--out", str(tmp_path / "whole"), env=env)
     assert whole.returncode == 0, whole.stderr

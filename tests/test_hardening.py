@@ -8,11 +8,7 @@ import pytest
 
 
 import test_benchmarks as tb
-
-
-def cli(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True, timeout=300,
-                          **kwargs)
+from helpers import cli
 
 
 def test_a_run_with_failed_requests_exits_3_and_says_how_to_re_ask_them(tmp_path):

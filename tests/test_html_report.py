@@ -5,7 +5,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from html.parser import HTMLParser
 
 import pytest
@@ -14,16 +13,13 @@ from timefoil import RunConfig, run
 from timefoil.execution.store import RunLog
 from timefoil.synth import generate
 from timefoil.video import Sampling
+from helpers import cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--proxy-server=127.0.0.1:9", "--virtual-time-budget=5000"]
 PAYLOAD = "<script>document.title='pwned'</script> a <img src=x onerror=\"document.title='pwned'\"> caption"
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True, timeout=300)
 
 
 def chromium(tmp_path, url, *extra):

@@ -16,6 +16,8 @@ from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.video import Sampling  # noqa: E402
 
+pytestmark = pytest.mark.suite(per_family=1, seed=4, families=("order", "direction", "speed"))
+
 SECRET = "sk-test-0123456789-never-written"
 
 
@@ -94,13 +96,6 @@ class FakeServer:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
-
-
-@pytest.fixture
-def suite(tmp_path):
-    root = str(tmp_path / "suite")
-    generate(root, per_family=1, seed=4, families=("order", "direction", "speed"))
-    return root
 
 
 def test_run_completes_through_injected_failures_and_the_key_is_never_written(suite, tmp_path, monkeypatch):

@@ -6,14 +6,8 @@ import timefoil.models as models
 from timefoil import RunConfig, run
 from timefoil.commands.checking import check_run
 from timefoil.execution.plan import by_content, plan_run
-from timefoil.synth import generate
 
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    root = tmp_path_factory.mktemp("plan-suite")
-    generate(str(root), per_family=2, seed=4)
-    return str(root)
+pytestmark = pytest.mark.suite(per_family=2, seed=4)
 
 
 def _no_model(*args, **kwargs):

@@ -9,7 +9,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
-from helpers import generated_suite
 from click.testing import CliRunner
 
 from timefoil.benchmarks import BENCHMARKS, get_benchmark
@@ -25,10 +24,7 @@ from timefoil.execution.runner import Runner
 from timefoil.measures.stats import proportion
 from timefoil.video import write_video
 
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    return generated_suite(tmp_path_factory, seed=3)
+pytestmark = pytest.mark.suite(per_family=2, seed=3)
 
 
 # -- the judge ----------------------------------------------------------------------------

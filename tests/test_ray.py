@@ -15,10 +15,12 @@ import pytest
 ray = pytest.importorskip("ray")
 
 import slow_run  # noqa: E402
-from helpers import generated_suite, run_ids, run_records, run_scores  # noqa: E402
+from helpers import run_ids, run_records, run_scores  # noqa: E402
 from timefoil.execution.distributed import RayOptions  # noqa: E402
 from timefoil import RunConfig  # noqa: E402
 from timefoil.execution.runner import Runner  # noqa: E402
+
+pytestmark = pytest.mark.suite(per_family=2, seed=6)
 
 TESTS = os.path.dirname(__file__)
 
@@ -31,14 +33,6 @@ def cluster():
     ray.cloudpickle.register_pickle_by_value(slow_run)
     yield context.address_info["gcs_address"]
     ray.shutdown()
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    return generated_suite(tmp_path_factory, seed=6, per_family=2)
-
-
-
 
 
 def _config(suite, model="bag-of-frames"):
@@ -117,7 +111,8 @@ sys.path.insert(0, {tests!r})
 import slow_run
 from timefoil.execution.distributed import RayOptions
 from timefoil import RunConfig
-from timefoil.execution.runner import Runner  # noqa: E402
+from timefoil.execution.runner import Runner
+
 ray.init(address={address!r}, log_to_driver=False)
 ray.cloudpickle.register_pickle_by_value(slow_run)
 Runner(RunConfig("synth", "bag-of-frames", data_dir={suite!r}), {out!r}, cache_dir={cache!r}, progress=False,

@@ -8,7 +8,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from dataclasses import replace
@@ -18,15 +17,11 @@ import pytest
 
 from helpers import generated_suite, run_records
 from timefoil.reports.html.svg import wrap_label
+from helpers import cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 CONDITIONS = ["full", "shuffled", "reversed", "single frame", "blind", "1 frames", "2 frames"]
-
-
-def cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -9,29 +9,21 @@ import sys
 import time
 
 import pytest
-from helpers import generated_suite
 
 from timefoil.models import MODELS, Model, ModelLoader
 from timefoil.models.reference import BagOfFramesModel, RandomModel
 from timefoil.models.requests import Answer
 from timefoil import RunConfig, RunError, run, score_run
 from timefoil.execution.store import RunLog
+from helpers import cli
+
+pytestmark = pytest.mark.suite(per_family=2, seed=1)
 
 HERE = os.path.dirname(__file__)
 
 
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    return generated_suite(tmp_path_factory, seed=1)
-
-
 def ids_of(run_dir):
     return [r["id"] for r in RunLog(run_dir).read()]
-
-
-def cli(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True,
-                          timeout=300, **kwargs)
 
 
 def test_sigkill_at_random_moments_then_resume_matches_uninterrupted(suite, tmp_path):

@@ -6,7 +6,7 @@ import random
 import pytest
 from click.testing import CliRunner
 
-from helpers import generated_suite, run_ids, run_scores
+from helpers import run_ids, run_scores
 from timefoil.cli import main
 from timefoil.core.items import VideoRef
 from timefoil.commands.merging import MergeError, merge_shards
@@ -18,12 +18,7 @@ from timefoil.execution.sharding import Shard, VideoUnits, assign, unit_costs, v
 from timefoil.measures.stats import upper_tail
 from timefoil.video import Sampling
 
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    return generated_suite(tmp_path_factory, seed=5, per_family=2)
-
-
+pytestmark = pytest.mark.suite(per_family=2, seed=5)
 
 
 def _run(suite, out, cache, shard=None, **options):

@@ -36,3 +36,29 @@ def test_every_subprocess_in_the_tests_and_benchmarks_has_a_timeout():
         if lines:
             found[os.path.relpath(path, HERE)] = lines
     assert not found, f"calls without a timeout: {found}"
+
+
+def definitions(source: str, names: set[str]) -> set[str]:
+    """Which of ``names`` a module defines at its top level (functions, fixtures, assignments)."""
+    found = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names:
+            found.add(node.name)
+        elif isinstance(node, ast.Assign):
+            found |= {t.id for t in node.targets if isinstance(t, ast.Name) and t.id in names}
+    return found
+
+
+def test_the_definition_rule_sees_functions_fixtures_and_assignments():
+    source = "@pytest.fixture\ndef suite(): pass\ncli = partial(run)\ndef other(): pass\n"
+    assert definitions(source, {"cli", "suite"}) == {"cli", "suite"}
+    assert definitions("def f():\n    def cli(): pass\n", {"cli"}) == set()
+
+
+def test_the_cli_helper_and_the_suite_fixture_are_defined_once():
+    where: dict[str, list[str]] = {}
+    for path in glob.glob(os.path.join(HERE, "**", "*.py"), recursive=True):
+        with open(path, encoding="utf-8") as handle:
+            for name in definitions(handle.read(), {"cli", "suite"}):
+                where.setdefault(name, []).append(os.path.relpath(path, HERE))
+    assert where == {"cli": ["helpers.py"], "suite": ["conftest.py"]}

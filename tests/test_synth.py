@@ -13,14 +13,14 @@ from timefoil.video import FrameStore, Sampling, decode_indices, probe
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory):
+def rendered(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("suite"))
     items = generate(root, per_family=4, seed=5)
     return root, items
 
 
-def test_every_family_and_protocol_shape_is_present(suite):
-    _, items = suite
+def test_every_family_and_protocol_shape_is_present(rendered):
+    _, items = rendered
     assert {i.test for i in items} == set(FAMILIES)
     roles = Counter(i.role for i in items)
     assert roles["text"] and roles["video"] and roles["proficiency"] and roles["main"]
@@ -32,8 +32,8 @@ def test_every_family_and_protocol_shape_is_present(suite):
     assert {i.subtest for i in items if i.test == "counting"} == {"easy", "hard"}
 
 
-def test_frames_decode_to_rendered_pixels(suite):
-    root, _ = suite
+def test_frames_decode_to_rendered_pixels(rendered):
+    root, _ = rendered
     for pair in build_pairs(4, seed=5):
         for clip in pair.clips:
             path = os.path.join(root, clip.path)
@@ -43,8 +43,8 @@ def test_frames_decode_to_rendered_pixels(suite):
             assert np.abs(decoded.astype(int) - clip.frames.astype(int)).max() <= 2
 
 
-def test_frame_multiset_equal_exactly_for_order_direction_state(suite):
-    root, _ = suite
+def test_frame_multiset_equal_exactly_for_order_direction_state(rendered):
+    root, _ = rendered
     for pair in build_pairs(4, seed=5):
         a, b = (os.path.join(root, c.path) for c in pair.clips)
         same = same_frame_multiset(a, b)
@@ -55,8 +55,8 @@ def test_frame_multiset_equal_exactly_for_order_direction_state(suite):
         assert not np.array_equal(pair.clips[0].frames, pair.clips[1].frames)  # yet they differ in order
 
 
-def test_order_and_direction_captions_use_the_same_words(suite):
-    _, items = suite
+def test_order_and_direction_captions_use_the_same_words(rendered):
+    _, items = rendered
     checked = 0
     for item in items:
         if item.test in ("order", "direction") and item.role != "proficiency" and len(item.texts) == 2:
@@ -74,8 +74,8 @@ def test_generation_is_deterministic(tmp_path):
     assert [i.texts for i in a] != [i.texts for i in c]
 
 
-def test_bag_of_frames_ties_on_same_frame_families_and_ties_count_wrong(suite, tmp_path):
-    root, items = suite
+def test_bag_of_frames_ties_on_same_frame_families_and_ties_count_wrong(rendered, tmp_path):
+    root, items = rendered
     report = run(RunConfig("synth", "bag-of-frames", data_dir=root), str(tmp_path / "run"),
                  cache_dir=str(tmp_path / "cache"), progress=False)
     for section in ("order", "direction", "binding/binding"):  # same words, same frames: all ties
@@ -88,8 +88,8 @@ def test_bag_of_frames_ties_on_same_frame_families_and_ties_count_wrong(suite, t
     assert report.ties >= sum(1 for i in items if i.test in ("order", "direction") and i.role != "proficiency")
 
 
-def test_black_gap_and_degenerate_flag_on_video_questions(suite, tmp_path):
-    root, _ = suite
+def test_black_gap_and_degenerate_flag_on_video_questions(rendered, tmp_path):
+    root, _ = rendered
     report = run(RunConfig("synth", "random", data_dir=root, protocol="choice", sampling=Sampling(frames=2),
                            limit=1), str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
     assert "fewer than 3 frames" in report.get("overall/video").extra["warning"]

@@ -16,10 +16,11 @@ from timefoil.models.video_inputs import Timing, build_batch  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
 from timefoil import RunConfig, run  # noqa: E402
-from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm  # noqa: E402
 from timefoil.video.frames import FrameStore  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402
+
+pytestmark = pytest.mark.suite(per_family=1, seed=3, families=("order", "direction"))
 
 PROMPTS = Prompts()
 CAPTIONS = ["a man opens the door", "a man closes the door slowly", "two birds fly", "the dog runs after the ball"]
@@ -35,13 +36,6 @@ def source(ref, sampling):
 def folders(tmp_path_factory):
     words = [PROMPTS.entailment, PROMPTS.choice, PROMPTS.similarity if hasattr(PROMPTS, "similarity") else ""]
     return {f: tiny_vlm(tmp_path_factory.mktemp(f), f, words + CAPTIONS) for f in FAMILIES}
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("suite"))
-    generate(path, per_family=1, seed=3, families=("order", "direction"))
-    return path
 
 
 def entailment(captions):
