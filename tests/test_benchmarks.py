@@ -13,11 +13,11 @@ from timefoil.models.base import Model
 from timefoil.execution.offline import answer_offline
 from timefoil.models.requests import Answer
 from timefoil.scoring import score_records
+from benchmark_slices import vilma_dir, vitatecs_dir
 from helpers import cli
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
-VITATECS, VILMA = os.path.join(SHARED, "vitatecs"), os.path.join(SHARED, "vilma")
-needs_shared = pytest.mark.skipif(not os.path.isdir(VILMA), reason="the shared data slices are not beside the checkout")
+# annotation files in the published formats, with made-up records (tests/benchmark_slices.py)
+VITATECS, VILMA = vitatecs_dir(), vilma_dir()
 
 
 class ByLength(Model):
@@ -36,7 +36,6 @@ def score_by_length(name, items):
 
 
 # -- VITATECS ----------------------------------------------------------------------------
-@needs_shared
 def test_inspect_vitatecs_counts_every_line():
     expected = {os.path.basename(p)[:-6].lower(): sum(1 for line in open(p) if line.strip())
                 for p in glob.glob(os.path.join(VITATECS, "*.jsonl"))}
@@ -45,7 +44,6 @@ def test_inspect_vitatecs_counts_every_line():
     assert data["chance"]["average accuracy"] == 50.0
 
 
-@needs_shared
 def test_vitatecs_average_is_the_mean_of_aspects():
     items = get_benchmark("vitatecs").load(VITATECS)
     report = score_by_length("vitatecs", items)
@@ -88,7 +86,6 @@ def vilma_members():
     return members
 
 
-@needs_shared
 def test_inspect_vilma_counts_members_only():
     members = vilma_members()
     expected = Counter()
@@ -103,7 +100,6 @@ def test_inspect_vilma_counts_members_only():
     assert data["total"] < raw  # the filter removed items
 
 
-@needs_shared
 def test_vilma_pools_subtests_and_averages_five_tests():
     report = score_by_length("vilma", get_benchmark("vilma").load(VILMA))
     per_test = defaultdict(lambda: [0, 0, 0, 0])  # T right, P right, both, n
@@ -124,7 +120,6 @@ def test_vilma_pools_subtests_and_averages_five_tests():
     assert report.get("overall/average P+T").value == pytest.approx(average)
 
 
-@needs_shared
 def test_vilma_ties_policy_follows_the_paper_by_default(tmp_path):
     items = get_benchmark("vilma").load(os.path.join(VILMA, "relations.json"))
     records = answer_offline(items, "similarity", ByLength())
@@ -138,7 +133,6 @@ def test_vilma_ties_policy_follows_the_paper_by_default(tmp_path):
     assert lenient.get("overall/T").value == pytest.approx(strict.get("overall/T").value + 100 * ties / n)
 
 
-@needs_shared
 def test_vilma_rejects_invalid_json_and_files_without_validation():
     result = cli("inspect", "vilma", "--data", os.path.join(VILMA, "dummy.json"))
     assert result.returncode != 0 and "dummy.json: line 17: not valid JSON" in result.stderr
@@ -148,7 +142,6 @@ def test_vilma_rejects_invalid_json_and_files_without_validation():
     assert get_benchmark("vilma").load(VILMA)  # the folder holds both, and loads without them
 
 
-@needs_shared
 def test_vilma_video_windows():
     items = {i.id: i for i in get_benchmark("vilma").load(VILMA)}
     quva = next(i for i in items.values() if i.videos[0].path.endswith("000_rope_beach.mp4"))

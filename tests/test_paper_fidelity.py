@@ -336,7 +336,6 @@ def test_temporalbench_multichoice_has_its_own_name_chance_and_categories(tmp_pa
     assert report.get("category:count/MC accuracy").n == 1
 
 
-@tb.needs_shared
 def test_vilma_breaks_down_by_count_class_and_source():
     from timefoil.benchmarks import get_benchmark
 
@@ -535,7 +534,6 @@ def test_terminal_table_shows_each_numbers_own_chance():
     assert "c 33.3" in chance_under["a"] and "c 50.0" in chance_under["b"] and "c 41.7" in chance_under["overall"]
 
 
-@tb.needs_shared
 def test_inspect_vilma_says_what_the_filter_removed_and_what_it_ignored():
     from click.testing import CliRunner
 

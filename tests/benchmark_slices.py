@@ -1,0 +1,147 @@
+"""VITATECS and ViLMA annotation files in their published formats, written by the tests.
+
+The records are made up (field names, nesting, key shapes and the quirks the loaders must
+handle are those of the published files): 25 rows per VITATECS aspect; 24 records per ViLMA
+file, some failing the human-validation filter, a counting file without validation fields,
+a file that is not valid JSON, clips already cut to their window, and equal-length caption
+and foil pairs (ties).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+import tempfile
+
+ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type")
+WORDS = ("person", "dog", "ball", "door", "car", "cup", "rope", "box", "hand", "table", "shirt", "lamp")
+VERBS = ("opens", "closes", "pushes", "pulls", "lifts", "drops", "throws", "catches", "turns", "moves")
+
+
+def _sentence(rng: random.Random, length: int) -> str:
+    words = ["a", rng.choice(WORDS), rng.choice(VERBS), "the", rng.choice(WORDS)]
+    while len(words) < length:
+        words.append(rng.choice(("slowly", "quickly", "again", "there", "then", "away", "up", "down")))
+    return " ".join(words[:max(length, 3)])
+
+
+def vitatecs_slice(root: str, rows: int = 25, seed: int = 0) -> str:
+    """Six ``<Aspect>.jsonl`` files of ``rows`` lines each."""
+    rng = random.Random(seed)
+    os.makedirs(root, exist_ok=True)
+    for aspect in ASPECTS:
+        lines = []
+        for n in range(rows):
+            caption = _sentence(rng, rng.randint(5, 9))
+            lines.append(json.dumps({"src_dataset": rng.choice(("MSRVTT", "VATEX")),
+                                     "video_name": f"video{rng.randint(1000, 9999)}.mp4", "caption": caption,
+                                     "counterfactual": _sentence(rng, rng.randint(5, 9)), "aspect": aspect}))
+        with open(os.path.join(root, f"{aspect}.jsonl"), "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+    return root
+
+
+# file -> (source dataset, how its records name their video)
+VILMA_FILES = {
+    "counting-easy-spelled-sec.json": ("QUVA", "quva"),
+    "counting-hard-spelled-sec.json": ("QUVA", "quva"),
+    "counting-easy-digits-sec.json": ("QUVA", "quva"),  # another encoding, no validation fields
+    "counting-easy-spelled-pts.json": ("QUVA", "quva"),  # another encoding (frame points)
+    "SRL_Action_Replacement_Top_1000.json": ("VidSitu", "cut"),
+    "SRL_Actor_Swapping.json": ("VidSitu", "cut"),
+    "change-state-action.json": ("coin", "youtube"),
+    "change-state-prestate.json": ("coin", "youtube"),
+    "change-state-poststate.json": ("STAR", "file"),
+    "change-state-inverse.json": ("coin", "youtube"),
+    "rare-actions-verb-foils.json": ("RareAct", "youtube"),
+    "rare-actions-noun-foils.json": ("RareAct", "youtube"),
+    "relations.json": ("something-something-v2", "file"),
+}
+
+# Published as it is: the comma after "class" is missing, so line 17 is where JSON breaks.
+DUMMY = """{
+    "dummy_0": {
+        "dataset": "RareAct",
+        "original_split": "test",
+        "dataset_idx": "1001",
+        "linguistic_phenomena": "actions",
+        "youtube_id": "aaaaaaaaaaa",
+        "video_file": null,
+        "start_time": 40,
+        "end_time": 50,
+        "time_unit": "sec",
+        "caption": "someone is folding a towel.",
+        "foils": [
+            "someone is washing a towel."
+        ],
+        "class": "folding"
+        "classes_foil": [
+            "washing"
+        ]
+    }
+}
+"""
+
+
+def _video(rng: random.Random, how: str, n: int) -> dict:
+    if how == "quva":
+        start = round(rng.uniform(0, 3), 4)
+        return {"youtube_id": None, "video_file": f"{n:03d}_rope_beach.mp4" if n == 0 else f"{n:03d}_clip.mp4",
+                "start_time": 1.8667 if n == 0 else start, "end_time": 3.2 if n == 0 else round(start + 2, 4)}
+    if how == "cut":  # the file is already the clip: its name ends in _<start>_<end>
+        start = rng.randint(0, 100)
+        ident = "".join(rng.choice("abcdefghijkXYZ0123") for _ in range(11))
+        return {"youtube_id": ident, "video_file": f"{ident}_{start}_{start + 10}", "start_time": start,
+                "end_time": start + 10}
+    if how == "youtube":
+        start = float(rng.randint(0, 100))
+        return {"youtube_id": "".join(rng.choice("abcdefghijkXYZ0123") for _ in range(11)), "video_file": None,
+                "start_time": start, "end_time": start + 1}
+    return {"youtube_id": None, "video_file": str(rng.randint(10000, 99999)), "start_time": None, "end_time": None}
+
+
+def _vilma_record(rng: random.Random, name: str, n: int) -> dict:
+    dataset, how = VILMA_FILES[name]
+    caption = _sentence(rng, rng.randint(4, 8))
+    # every fourth record's foil is as long as its caption: a tie for a length-based scorer
+    foil = " ".join(reversed(caption.split())) if n % 4 == 3 else _sentence(rng, rng.randint(4, 8))
+    record = {"dataset": dataset, "original_split": "test", "dataset_idx": str(n), **_video(rng, how, n),
+              "time_unit": "sec", "caption": caption, "foils": [foil],
+              "proficiency": {"caption": _sentence(rng, 4), "foils": [_sentence(rng, rng.randint(3, 6))]}}
+    if name.startswith("counting"):
+        count, other = rng.sample(range(1, 10), 2)
+        record.update({"class": count, "classes_foil": [other]})
+    else:
+        record.update({"class": rng.choice(VERBS), "classes_foil": [rng.choice(VERBS)]})
+    if "digits" not in name:  # the validation fields; about one record in five fails the filter
+        valid = n == 0 or rng.random() < 0.8  # the first record of each file is always in
+        record["mturk"] = {"foil": 0, "caption": rng.choice((2, 3)) if valid else 1, "other": 0}
+        record["proficiency"]["human"] = {"foil": 0, "caption": 1 if valid or rng.random() < 0.5 else 0, "other": 0}
+    return record
+
+
+def vilma_slice(root: str, records: int = 24, seed: int = 0) -> str:
+    """Every ViLMA file, ``records`` records each, plus the published ``dummy.json``."""
+    rng = random.Random(seed)
+    os.makedirs(root, exist_ok=True)
+    for name in VILMA_FILES:
+        stem = os.path.splitext(name)[0]
+        data = {f"{stem}-{n:04d}": _vilma_record(rng, name, n) for n in range(records)}
+        with open(os.path.join(root, name), "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2)
+    with open(os.path.join(root, "dummy.json"), "w", encoding="utf-8") as handle:
+        handle.write(DUMMY)
+    return root
+
+
+@functools.cache
+def vitatecs_dir() -> str:
+    """The VITATECS slice, written once per test process."""
+    return vitatecs_slice(os.path.join(tempfile.mkdtemp(prefix="timefoil-vitatecs-"), "vitatecs"))
+
+
+@functools.cache
+def vilma_dir() -> str:
+    """The ViLMA slice, written once per test process."""
+    return vilma_slice(os.path.join(tempfile.mkdtemp(prefix="timefoil-vilma-"), "vilma"))
