@@ -28,6 +28,7 @@ class FakeServer:
 
     def __init__(self, failure_rate=0.3, logprobs=True):
         self.failure_rate, self.logprobs = failure_rate, logprobs
+        self.yes_probability: dict[str, float] = {}  # prompt -> the P(Yes) it was answered with
         self.lock = threading.Lock()
         self.calls, self.failures, self.auth, self.formats = 0, 0, set(), set()
         self.latency, self.in_flight, self.most_in_flight, self.arrivals = 0.0, 0, 0, []
@@ -80,6 +81,7 @@ class FakeServer:
     def reply(self, body):
         text = body["messages"][-1]["content"][-1]["text"]
         u = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16**8
+        self.yes_probability[text] = u
         choice = {"message": {"role": "assistant", "content": "Yes" if u > 0.5 else "No"}, "finish_reason": "stop"}
         if "Which caption" in text:
             choice["message"]["content"] = "A" if u > 0.5 else "B"
@@ -116,7 +118,10 @@ def test_run_completes_through_injected_failures_and_the_key_is_never_written(su
     unique = len({r["request"]["key"] for r in records})
     assert server.failures >= 0.2 * server.calls  # at least 20% of calls failed
     assert unique <= server.calls <= 9 * unique  # bounded retries: at most max_retries + 1 each
-    assert all(r["answer"]["probs"] and 0 <= r["answer"]["probs"]["yes"] <= 1 for r in records)
+    # P(yes) read back is the server's u for that prompt: Yes and " no" are its only yes/no tokens
+    given = {round(u, 9) for u in server.yes_probability.values()}
+    read = {round(r["answer"]["probs"]["yes"], 9) for r in records}
+    assert read == given  # every prompt asked (12, each with two videos) read back as answered
     assert server.auth == {f"Bearer {SECRET}"}
     for folder in (tmp_path / "run", tmp_path / "cache"):
         for dirpath, _, files in os.walk(folder):
