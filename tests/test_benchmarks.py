@@ -1,5 +1,4 @@
 """The five published benchmarks: loaders on real-format files, errors, aggregation."""
-import csv
 import math
 import glob
 import json
@@ -13,26 +12,16 @@ from timefoil.models.base import Model
 from timefoil.execution.offline import answer_offline
 from timefoil.models.requests import Answer
 from timefoil.scoring import score_records
-from benchmark_slices import vilma_dir, vitatecs_dir
+from benchmark_files import (AlwaysA, ByLength, score_by_length, tb_question, velociti_fixture, vilma_dir,
+                             vilma_members, vinoground_fixture, vitatecs_dir)
 from helpers import cli
 
-# annotation files in the published formats, with made-up records (tests/benchmark_slices.py)
+# annotation files in the published formats, with made-up records (tests/benchmark_files.py)
 VITATECS, VILMA = vitatecs_dir(), vilma_dir()
 
 
-class ByLength(Model):
-    """Scores a text by its length: a rule the tests can replay by hand."""
-
-    kinds = frozenset({"similarity"})
-
-    def answer(self, requests, frames):
-        return [Answer(score=float(len(r.text))) for r in requests]
 
 
-def score_by_length(name, items):
-    bench = get_benchmark(name)
-    records = answer_offline(items, "similarity", ByLength(), prompts=bench.prompts)
-    return score_records(records, benchmark=name, model="len", protocol="similarity", spec=bench.summary)
 
 
 # -- VITATECS ----------------------------------------------------------------------------
@@ -65,25 +54,6 @@ def test_vitatecs_keeps_duplicate_rows(tmp_path):
     assert len(get_benchmark("vitatecs").load(str(tmp_path))) == 12
 
 
-# -- ViLMA -------------------------------------------------------------------------------
-def vilma_members():
-    """Members per (test, subtest), worked out from the raw files without timefoil."""
-    files = {"counting-easy-spelled-sec.json": "counting/easy", "counting-hard-spelled-sec.json": "counting/hard",
-             "SRL_Action_Replacement_Top_1000.json": "situation_awareness/action_replacement",
-             "SRL_Actor_Swapping.json": "situation_awareness/actor_swapping",
-             "change-state-action.json": "change_of_state/action",
-             "change-state-prestate.json": "change_of_state/prestate",
-             "change-state-poststate.json": "change_of_state/poststate",
-             "change-state-inverse.json": "change_of_state/inverse",
-             "rare-actions-verb-foils.json": "rare_actions/action_replacement",
-             "rare-actions-noun-foils.json": "rare_actions/object_replacement",
-             "relations.json": "spatial_relations/relations"}
-    members = defaultdict(list)
-    for name, key in files.items():
-        for record in json.load(open(os.path.join(VILMA, name))).values():
-            if record["mturk"]["caption"] >= 2 and record["proficiency"]["human"]["caption"] == 1:
-                members[key].append(record)
-    return members
 
 
 def test_inspect_vilma_counts_members_only():
@@ -152,13 +122,6 @@ def test_vilma_video_windows():
     assert coin.metadata["youtube"] == {"id": os.path.basename(coin.videos[0].path)[:-4]}
 
 
-# -- VELOCITI ----------------------------------------------------------------------------
-def velociti_fixture(root, records):
-    os.makedirs(root, exist_ok=True)
-    with open(os.path.join(root, "velociti.jsonl"), "w") as handle:
-        for record in records:
-            handle.write(json.dumps(record) + "\n")
-    return str(root)
 
 
 def test_velociti_loader_subset_and_average_without_control(tmp_path):
@@ -214,12 +177,6 @@ def test_velociti_prompt_constants():
     assert get_benchmark("velociti").variants["closed"].entailment.endswith("\nJust answer with either Yes or No.")
 
 
-# -- TemporalBench -----------------------------------------------------------------------
-def tb_question(idx, video, category, true, negative, gt, source_key="dataset"):
-    options = {"A": true, "B": negative} if gt == "A" else {"A": negative, "B": true}
-    return {"idx": idx, "video_name": video, "category": category, source_key: "COIN",
-            "question": f"Which caption best describes this video?\nA. {options['A']}\nB. {options['B']}\n"
-                        "Answer with the option's letter from the given choices directly.", "GT": gt}
 
 
 def test_temporalbench_mba_per_category_with_overlapping_groups(tmp_path):
@@ -267,23 +224,6 @@ def test_temporalbench_multichoice_and_malformed_question(tmp_path):
         get_benchmark("temporalbench").load(str(tmp_path))
 
 
-# -- Vinoground --------------------------------------------------------------------------
-def vinoground_fixture(root, pairs=2, orders=True):
-    os.makedirs(root, exist_ok=True)
-    with open(os.path.join(root, "vinoground.csv"), "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["index", "major", "minor", "pos_cap", "neg_cap", "pos_vid", "neg_vid"])
-        for n in range(pairs):
-            writer.writerow([n, "action", "cyclical;spatial" if n == 0 else "", f"a dog runs then {n} sits",
-                             f"a dog sits then {n} runs", f"yt{n}a", f"yt{n}b"])
-    if orders:
-        text = [{"idx": f"{n}_{s}", "video_name": f"{n}_{s}.mp4", "question": f"Q text {n} {s}",
-                 "GT": "A" if s == "pos" else "B"} for n in range(pairs) for s in ("pos", "neg")]
-        video = [{"idx": f"{n}_{s}", "video_name": f"{n}.mp4", "question": f"Q video {n} {s}",
-                  "GT": "B" if s == "pos" else "A"} for n in range(pairs) for s in ("pos", "neg")]
-        json.dump(text, open(os.path.join(root, "vinoground_textscore.json"), "w"))
-        json.dump(video, open(os.path.join(root, "vinoground_videoscore.json"), "w"))
-    return str(root)
 
 
 def test_vinoground_loader_groups_categories_and_published_orders(tmp_path):
@@ -293,7 +233,7 @@ def test_vinoground_loader_groups_categories_and_published_orders(tmp_path):
     assert all(i.categories == ("action", "cyclical", "spatial") for i in first)
     video_pos = next(i for i in first if i.id == "0_pos:video")
     assert video_pos.texts == ("a dog runs then 0 sits",) and video_pos.target_position == 1
-    records = answer_offline(items, "choice", _AlwaysA(), prompts=get_benchmark("vinoground").prompts)
+    records = answer_offline(items, "choice", AlwaysA(), prompts=get_benchmark("vinoground").prompts)
     by_id = {r["item"]["id"]: r for r in records}
     assert by_id["0_pos:video"]["request"]["text"] == "Q video 0 pos"
     # the true (pos) video is shown second, as the published GT "B" says
@@ -305,16 +245,11 @@ def test_vinoground_loader_groups_categories_and_published_orders(tmp_path):
     assert report.get("category:cyclical/accuracy").n == 4
 
 
-class _AlwaysA(Model):
-    kinds = frozenset({"choice"})
-
-    def answer(self, requests, frames):
-        return [Answer(raw="A") for _ in requests]
 
 
 def test_vinoground_without_published_orders_is_balanced(tmp_path):
     items = get_benchmark("vinoground").load(vinoground_fixture(tmp_path, pairs=50, orders=False))
-    records = answer_offline(items, "choice", _AlwaysA())
+    records = answer_offline(items, "choice", AlwaysA())
     first = Counter(r["request"]["position"] for r in records)
     assert first[0] == first[1] == 100
 
@@ -405,9 +340,9 @@ def test_vinoground_published_concatenations_are_accepted(tmp_path):
     root = vinoground_fixture(tmp_path, pairs=1)
     built = get_benchmark("vinoground").load(root)
     published = get_benchmark("vinoground").load(root, concatenated="published")
-    records = {r["item"]["id"]: r for r in answer_offline(published, "choice", _AlwaysA())}
+    records = {r["item"]["id"]: r for r in answer_offline(published, "choice", AlwaysA())}
     assert records["0_pos:video"]["request"]["video"]["path"].endswith("vinoground_videos_concated/0.mp4")
-    assert "parts" in answer_offline(built, "choice", _AlwaysA())[1]["request"]["video"]
+    assert "parts" in answer_offline(built, "choice", AlwaysA())[1]["request"]["video"]
     with pytest.raises(DataError, match="concatenated must be"):
         get_benchmark("vinoground").load(root, concatenated="yes")
 

@@ -7,13 +7,13 @@ import sys
 import pytest
 
 
-import test_benchmarks as tb
+from benchmark_files import velociti_fixture
 from helpers import cli
 
 
 def test_a_run_with_failed_requests_exits_3_and_says_how_to_re_ask_them(tmp_path):
     records = [{"test_name": "chrono", "video_id": f"v{k}", "pos": "a", "neg": "b"} for k in range(3)]
-    root = tb.velociti_fixture(tmp_path / "data", records)
+    root = velociti_fixture(tmp_path / "data", records)
     args = ["run", "velociti", "--model", "random", "--data", root, "--out", str(tmp_path / "r"), "--cache-dir",
             str(tmp_path / "c"), "--no-progress"]
     first = cli(*args)

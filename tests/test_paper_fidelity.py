@@ -7,7 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import test_benchmarks as tb
+from benchmark_files import (AlwaysA, ByLength, VILMA_DIR, score_by_length, tb_question, velociti_fixture,
+                             vilma_members, vinoground_fixture)
 from timefoil.models import MODELS, Model, ModelLoader
 from timefoil.measures.parsing import conclusion
 from timefoil.models.requests import Answer
@@ -18,7 +19,7 @@ COT = "\nplease think step by step"
 
 
 def vinoground_with_videos(root):
-    tb.vinoground_fixture(root, pairs=2)
+    vinoground_fixture(root, pairs=2)
     os.makedirs(os.path.join(root, "vinoground_videos"))
     for n in range(2):
         for k, s in enumerate(("pos", "neg")):
@@ -105,7 +106,7 @@ def test_velociti_cot_reads_the_verdict_in_the_papers_output_tags(tmp_path):
     bench = get_benchmark("velociti")
     cot = bench.variants["cot"]
     assert cot.reasoning and cot.answer_tokens == 1024 and "<<<output>>>" in cot.system
-    items = bench.load(tb.velociti_fixture(tmp_path, [
+    items = bench.load(velociti_fixture(tmp_path, [
         {"test_name": "chrono", "video_id": "v", "pos": "he sits then runs", "neg": "he runs then sits"}]))
 
     class Tagged(Model):  # reasons in the paper's format, saying Yes to the true caption only
@@ -140,7 +141,7 @@ def velociti_items(tmp_path):
 
     records = [{"test_name": test, "video_id": f"v{k}", "pos": f"{test} true {k}", "neg": f"{test} false {k}"}
                for test in E_VALUES for k in range(4)]
-    return get_benchmark("velociti").load(tb.velociti_fixture(tmp_path, records))
+    return get_benchmark("velociti").load(velociti_fixture(tmp_path, records))
 
 
 class ScriptedVelociti(Model):
@@ -319,15 +320,15 @@ def test_temporalbench_multichoice_has_its_own_name_chance_and_categories(tmp_pa
     from timefoil.scoring import score_records
 
     v1, v2 = "short_video/COIN/a.mp4", "short_video/COIN/b.mp4"
-    records = [tb.tb_question(f"{v1}_{k}", v1, ("order", "count", "order")[k], "true", f"neg{k}", "A")
+    records = [tb_question(f"{v1}_{k}", v1, ("order", "count", "order")[k], "true", f"neg{k}", "A")
                for k in range(3)]
-    records += [tb.tb_question(f"{v2}_{k}", v2, "speed", "real", f"other{k}", "B") for k in range(2)]
+    records += [tb_question(f"{v2}_{k}", v2, "speed", "real", f"other{k}", "B") for k in range(2)]
     (tmp_path / "temporalbench_short_qa.json").write_text(json.dumps(records))
     bench = get_benchmark("temporalbench")
     items = bench.load(str(tmp_path), format="multichoice")
     assert [i.n_options for i in items] == [4, 3]
     assert items[0].categories == ("COIN", "order", "count") and items[1].categories == ("COIN", "speed")
-    answered = answer_offline(items, "choice", tb._AlwaysA(), order_policy="balanced")
+    answered = answer_offline(items, "choice", AlwaysA(), order_policy="balanced")
     report = score_records(answered, benchmark="temporalbench", model="a", protocol="choice", spec=bench.summary)
     right = [r["request"]["position"] == 0 for r in answered]  # "A" is right where the truth is shown first
     mc = report.get("overall/MC accuracy")
@@ -339,9 +340,9 @@ def test_temporalbench_multichoice_has_its_own_name_chance_and_categories(tmp_pa
 def test_vilma_breaks_down_by_count_class_and_source():
     from timefoil.benchmarks import get_benchmark
 
-    report = tb.score_by_length("vilma", get_benchmark("vilma").load(tb.VILMA))
+    report = score_by_length("vilma", get_benchmark("vilma").load(VILMA_DIR))
     counts, sources = Counter(), Counter()
-    for key, records in tb.vilma_members().items():
+    for key, records in vilma_members().items():
         for r in records:
             sources[r["dataset"]] += 1
             if key.startswith("counting"):
@@ -359,7 +360,7 @@ def test_partial_data_is_loud(tmp_path):
     from timefoil.cli import main
 
     records = [{"test_name": "chrono", "video_id": "v", "pos": "a", "neg": "b"}]
-    result = CliRunner().invoke(main, ["inspect", "velociti", "--data", tb.velociti_fixture(tmp_path, records),
+    result = CliRunner().invoke(main, ["inspect", "velociti", "--data", velociti_fixture(tmp_path, records),
                                        "--json"])
     missing = json.loads(result.output)["missing_tests"]
     assert missing == ["control", "agent_random", "agent_bind", "coref", "action_adv", "action_manner",
@@ -524,7 +525,7 @@ def test_terminal_table_shows_each_numbers_own_chance():
     items += [pair_item(f"b{k}", f"b{k}", ["c", "f"], test="b") for k in range(3)]
     from timefoil.execution.offline import answer_offline
 
-    report = score_records(answer_offline(items, "similarity", tb.ByLength()), benchmark="t", model="m",
+    report = score_records(answer_offline(items, "similarity", ByLength()), benchmark="t", model="m",
                            protocol="similarity")
     console = Console(width=200, record=True)
     console.print(run_table(ScoredRun("d", "m", "8f", report)))
@@ -539,10 +540,10 @@ def test_inspect_vilma_says_what_the_filter_removed_and_what_it_ignored():
 
     from timefoil.cli import main
 
-    data = json.loads(CliRunner().invoke(main, ["inspect", "vilma", "--data", tb.VILMA, "--json"]).output)
-    members = tb.vilma_members()
+    data = json.loads(CliRunner().invoke(main, ["inspect", "vilma", "--data", VILMA_DIR, "--json"]).output)
+    members = vilma_members()
     relations = data["files"]["relations.json"]
-    raw = json.load(open(os.path.join(tb.VILMA, "relations.json")))
+    raw = json.load(open(os.path.join(VILMA_DIR, "relations.json")))
     assert relations["records"] == len(raw)
     assert relations["removed by the validation filter"] == len(raw) - len(members["spatial_relations/relations"])
     assert "counting-easy-digits-sec.json" in data["ignored"] and "counting-easy-spelled-pts.json" in data["ignored"]
@@ -555,7 +556,7 @@ def test_a_run_names_the_missing_tests(tmp_path):
     from timefoil.cli import main
 
     records = [{"test_name": t, "video_id": "v", "pos": "a", "neg": "b"} for t in ("chrono", "agent_bind")]
-    root = tb.velociti_fixture(tmp_path / "data", records)
+    root = velociti_fixture(tmp_path / "data", records)
     result = CliRunner().invoke(main, ["run", "velociti", "--model", "random", "--data", root, "--out",
                                        str(tmp_path / "r"), "--cache-dir", str(tmp_path / "c"), "--no-progress"])
     assert result.exit_code == 3, result.output  # no videos: every item failed, and the exit code says so

@@ -1,4 +1,7 @@
-"""VITATECS and ViLMA annotation files in their published formats, written by the tests.
+"""Benchmark files for the tests: fixtures in each benchmark's published format, and a scorer
+the tests replay by hand.
+
+VITATECS and ViLMA annotation files in their published formats are written by the tests.
 
 The records are made up (field names, nesting, key shapes and the quirks the loaders must
 handle are those of the published files): 25 rows per VITATECS aspect; 24 records per ViLMA
@@ -13,6 +16,14 @@ import json
 import os
 import random
 import tempfile
+
+import csv
+from collections import defaultdict
+from timefoil.benchmarks import get_benchmark
+from timefoil.models.base import Model
+from timefoil.execution.offline import answer_offline
+from timefoil.models.requests import Answer
+from timefoil.scoring import score_records
 
 ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type")
 WORDS = ("person", "dog", "ball", "door", "car", "cup", "rope", "box", "hand", "table", "shirt", "lamp")
@@ -145,3 +156,85 @@ def vitatecs_dir() -> str:
 def vilma_dir() -> str:
     """The ViLMA slice, written once per test process."""
     return vilma_slice(os.path.join(tempfile.mkdtemp(prefix="timefoil-vilma-"), "vilma"))
+
+
+VITATECS_DIR, VILMA_DIR = vitatecs_dir(), vilma_dir()
+
+
+class ByLength(Model):
+    """Scores a text by its length: a rule the tests can replay by hand."""
+
+    kinds = frozenset({"similarity"})
+
+    def answer(self, requests, frames):
+        return [Answer(score=float(len(r.text))) for r in requests]
+
+
+def score_by_length(name, items):
+    bench = get_benchmark(name)
+    records = answer_offline(items, "similarity", ByLength(), prompts=bench.prompts)
+    return score_records(records, benchmark=name, model="len", protocol="similarity", spec=bench.summary)
+
+
+# -- ViLMA -------------------------------------------------------------------------------
+def vilma_members():
+    """Members per (test, subtest), worked out from the raw files without timefoil."""
+    files = {"counting-easy-spelled-sec.json": "counting/easy", "counting-hard-spelled-sec.json": "counting/hard",
+             "SRL_Action_Replacement_Top_1000.json": "situation_awareness/action_replacement",
+             "SRL_Actor_Swapping.json": "situation_awareness/actor_swapping",
+             "change-state-action.json": "change_of_state/action",
+             "change-state-prestate.json": "change_of_state/prestate",
+             "change-state-poststate.json": "change_of_state/poststate",
+             "change-state-inverse.json": "change_of_state/inverse",
+             "rare-actions-verb-foils.json": "rare_actions/action_replacement",
+             "rare-actions-noun-foils.json": "rare_actions/object_replacement",
+             "relations.json": "spatial_relations/relations"}
+    members = defaultdict(list)
+    for name, key in files.items():
+        for record in json.load(open(os.path.join(VILMA_DIR, name))).values():
+            if record["mturk"]["caption"] >= 2 and record["proficiency"]["human"]["caption"] == 1:
+                members[key].append(record)
+    return members
+
+
+# -- VELOCITI ----------------------------------------------------------------------------
+def velociti_fixture(root, records):
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "velociti.jsonl"), "w") as handle:
+        for record in records:
+            handle.write(json.dumps(record) + "\n")
+    return str(root)
+
+
+# -- TemporalBench -----------------------------------------------------------------------
+def tb_question(idx, video, category, true, negative, gt, source_key="dataset"):
+    options = {"A": true, "B": negative} if gt == "A" else {"A": negative, "B": true}
+    return {"idx": idx, "video_name": video, "category": category, source_key: "COIN",
+            "question": f"Which caption best describes this video?\nA. {options['A']}\nB. {options['B']}\n"
+                        "Answer with the option's letter from the given choices directly.", "GT": gt}
+
+
+# -- Vinoground --------------------------------------------------------------------------
+def vinoground_fixture(root, pairs=2, orders=True):
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "vinoground.csv"), "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["index", "major", "minor", "pos_cap", "neg_cap", "pos_vid", "neg_vid"])
+        for n in range(pairs):
+            writer.writerow([n, "action", "cyclical;spatial" if n == 0 else "", f"a dog runs then {n} sits",
+                             f"a dog sits then {n} runs", f"yt{n}a", f"yt{n}b"])
+    if orders:
+        text = [{"idx": f"{n}_{s}", "video_name": f"{n}_{s}.mp4", "question": f"Q text {n} {s}",
+                 "GT": "A" if s == "pos" else "B"} for n in range(pairs) for s in ("pos", "neg")]
+        video = [{"idx": f"{n}_{s}", "video_name": f"{n}.mp4", "question": f"Q video {n} {s}",
+                  "GT": "B" if s == "pos" else "A"} for n in range(pairs) for s in ("pos", "neg")]
+        json.dump(text, open(os.path.join(root, "vinoground_textscore.json"), "w"))
+        json.dump(video, open(os.path.join(root, "vinoground_videoscore.json"), "w"))
+    return str(root)
+
+
+class AlwaysA(Model):
+    kinds = frozenset({"choice"})
+
+    def answer(self, requests, frames):
+        return [Answer(raw="A") for _ in requests]
