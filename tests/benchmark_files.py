@@ -17,6 +17,8 @@ import os
 import random
 import tempfile
 
+import numpy as np
+
 import csv
 from collections import defaultdict
 from timefoil.benchmarks import get_benchmark
@@ -24,6 +26,8 @@ from timefoil.models.base import Model
 from timefoil.execution.offline import answer_offline
 from timefoil.models.requests import Answer
 from timefoil.scoring import score_records
+
+from timefoil.video import write_video
 
 ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionality", "Type")
 WORDS = ("person", "dog", "ball", "door", "car", "cup", "rope", "box", "hand", "table", "shirt", "lamp")
@@ -238,3 +242,13 @@ class AlwaysA(Model):
 
     def answer(self, requests, frames):
         return [Answer(raw="A") for _ in requests]
+
+
+def vinoground_with_videos(root):
+    vinoground_fixture(root, pairs=2)
+    os.makedirs(os.path.join(root, "vinoground_videos"))
+    for n in range(2):
+        for k, s in enumerate(("pos", "neg")):
+            write_video(os.path.join(root, "vinoground_videos", f"{n}_{s}.mp4"),
+                        [np.full((16, 16, 3), 40 * k + 10 * t, np.uint8) for t in range(12)], 6)
+    return str(root)

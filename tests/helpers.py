@@ -60,6 +60,8 @@ def run_scores(run_dir) -> str:
     return json.dumps(score_run(str(run_dir)).to_json(), sort_keys=True)
 
 
+TESTS = os.path.dirname(os.path.abspath(__file__))  # the tests folder: data/, helper modules
+REPO = os.path.dirname(TESTS)
 CLI_TIMEOUT_S = 300.0
 
 

@@ -21,7 +21,7 @@ EXCLUDED_FROM_CAPTIONING = {"FineGym"}  # its captions have another structure (t
 # The questions are the published files' own (each record's "question", in-context examples
 # included for captioning); the paper prints no other prompt. Released code,
 # github.com/mu-cai/TemporalBench at 62f88ab9a93699cb45f89c6e9ac034e2b83fcb39, byte for byte (checked
-# by tests/test_prompt_sources.py): eval/gpt-4o.py line 100 (system) and line 87 (the sentence
+# by tests/benchmarks/test_prompt_sources.py): eval/gpt-4o.py line 100 (system) and line 87 (the sentence
 # before the question; with frames, line 91 sends it as its own text part before the images, and
 # lines 94 and 123 pass the whole record where timefoil passes its question). eval/llava-onevision.py
 # line 77 asks the question alone, which is the default.

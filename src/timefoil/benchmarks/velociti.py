@@ -17,7 +17,7 @@ from .tables import read_rows, table_files
 TESTS = ("control", "agent_random", "agent_bind", "coref", "action_adv", "action_manner", "action_bind", "chrono")
 
 # -- prompts ------------------------------------------------------------------------------------
-# Each constant is the text of its source, byte for byte; tests/test_prompt_sources.py checks them
+# Each constant is the text of its source, byte for byte; tests/benchmarks/test_prompt_sources.py checks them
 # against the source lines kept in tests/data/prompts/. The paper ("VELOCITI: Benchmarking
 # Video-Language Compositional Reasoning with Strict Entailment") prints its prompts as figures:
 # one line per paragraph of the figure here.

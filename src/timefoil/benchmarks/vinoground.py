@@ -12,7 +12,7 @@ from .base import (Benchmark, DataError, distinct, find_file, make_item, need_ke
 from .reading import json_records, read_csv, read_json
 
 # -- prompts ------------------------------------------------------------------------------------
-# Each constant is the text of its source, byte for byte; tests/test_prompt_sources.py checks them
+# Each constant is the text of its source, byte for byte; tests/benchmarks/test_prompt_sources.py checks them
 # against the source lines kept in tests/data/prompts/.
 # Paper, Section 4.2: the text-score and video-score questions. The published question files
 # (vinoground_textscore.json, _videoscore.json) hold the same questions per item; where they are

@@ -14,7 +14,7 @@ ASPECTS = ("Direction", "Intensity", "Sequence", "Localization", "Compositionali
 
 # -- prompts ------------------------------------------------------------------------------------
 # Paper, App. C, Table 11 ("Prompt for video LLM evaluation"), byte for byte ([description 1] and
-# [description 2] are {d1} and {d2}); tests/test_prompt_sources.py checks them against the table's
+# [description 2] are {d1} and {d2}); tests/benchmarks/test_prompt_sources.py checks them against the table's
 # text in tests/data/prompts/. The released code (github.com/lscpku/VITATECS) evaluates contrastive
 # models only and has no prompt. Entailment, which the paper does not ask, is timefoil's wording.
 PROMPTS = Prompts(

@@ -14,6 +14,7 @@ from timefoil.building.generate import prompt, read_counterfactual
 from timefoil.building.rules import Event, count_foil, role_swaps, same_words, swap_events, swap_words
 from timefoil.core.items import Item, VideoRef
 from timefoil.models.requests import Answer
+from helpers import REPO
 
 
 @pytest.mark.parametrize("caption, expected", [
@@ -245,7 +246,7 @@ def test_a_benchmark_registers_through_an_entry_point(tmp_path, monkeypatch, cap
 
 
 # -- converters of newer contrast sets (examples/) ---------------------------------------------------------------
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+EXAMPLES = os.path.join(REPO, "examples")
 
 
 def converted(tmp_path, module, records):

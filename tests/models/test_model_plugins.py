@@ -10,8 +10,9 @@ import tomllib
 from faults import cli
 
 from timefoil.models import MODELS, ModelLoader, check_model_spec, load_plugins
+from helpers import REPO
 
-PLUGIN = os.path.join(os.path.dirname(__file__), "..", "examples", "model_plugin")
+PLUGIN = os.path.join(REPO, "examples", "model_plugin")
 
 
 def installed(*folders) -> dict:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from faults import Fault, cli, run_fault
+from helpers import TESTS
 
 ITEMS = [{"id": "a1", "group": "a", "test": "order", "video": "videos/a.mp4", "texts": ["x then y", "y then x"],
           "target": 0},
@@ -120,7 +121,7 @@ IS_INPUT = r"^Error: the output .+ is the input .+; write the output elsewhere$"
 INSIDE_INPUT = r"^Error: the output .+ lies inside the input .+; write the output elsewhere$"
 
 # -- the response cache on a disk that fails -----------------------------------------------
-FAULT_PATH = os.pathsep.join(filter(None, [str(Path(__file__).parent / "sqlite_faults"), os.environ.get("PYTHONPATH")]))
+FAULT_PATH = os.pathsep.join(filter(None, [os.path.join(TESTS, "sqlite_faults"), os.environ.get("PYTHONPATH")]))
 
 
 def sqlite_fault(kind: str) -> dict[str, str]:

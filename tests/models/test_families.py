@@ -22,8 +22,9 @@ from timefoil import RunConfig, run  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm, vlm_prompt, vlm_tokenizer, write_processor_files  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402
+from helpers import TESTS  # noqa: E402
 
-DIGESTS = json.load(open(os.path.join(os.path.dirname(__file__), "data", "processor_digests.json")))
+DIGESTS = json.load(open(os.path.join(TESTS, "data", "processor_digests.json")))
 WORDS = ["Does the video entail the caption a man opens the door"]
 CLIP = frames_of(pattern_frames(8, 60, 80), rate=0.8)
 REF = VideoRef.file("/nonexistent/clip.mp4")

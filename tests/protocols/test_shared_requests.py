@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import pair_item
-from test_paper_fidelity import vinoground_with_videos
+from benchmark_files import vinoground_with_videos
 from timefoil.benchmarks import get_benchmark
 from timefoil.cli import main
 from timefoil.models import Model

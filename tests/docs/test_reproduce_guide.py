@@ -11,8 +11,9 @@ from timefoil.benchmarks import BENCHMARKS
 from timefoil.cli import frames_list, main
 from timefoil.models import check_model_spec
 from timefoil.core.options import typed_options
+from helpers import REPO
 
-GUIDE = os.path.join(os.path.dirname(__file__), "..", "docs", "reproduce.md")
+GUIDE = os.path.join(REPO, "docs", "reproduce.md")
 PAPERS = ("Vinoground", "TemporalBench", "VITATECS", "VELOCITI", "ViLMA")
 # loader options whose values are names: the names each loader accepts
 NAMED_VALUES = {("temporalbench", "subset"): {"short_qa", "long_qa", "caption"},

@@ -1,16 +1,13 @@
 """The OpenAI-compatible adapter against a local fake server that fails on purpose."""
-import hashlib
 import json
 import os
-import threading
 import time
-from http.server import ThreadingHTTPServer
 
 import pytest
 
 pytest.importorskip("httpx")
 
-from provider_fakes import JsonHandler  # noqa: E402
+from provider_fakes import FakeServer  # noqa: E402
 from timefoil import RunConfig, run  # noqa: E402
 from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
@@ -21,83 +18,6 @@ pytestmark = pytest.mark.suite(per_family=1, seed=4, families=("order", "directi
 SECRET = "sk-test-0123456789-never-written"
 
 
-class FakeServer:
-    """Chat completions on 127.0.0.1. A fixed share of calls fails (``failure_rate`` 0.3: calls
-    1, 4 and 7 of every 10), cycling through 429, 500, a stall past the client's timeout and a
-    malformed body. Successful answers depend only on the prompt."""
-
-    def __init__(self, failure_rate=0.3, logprobs=True):
-        self.failure_rate, self.logprobs = failure_rate, logprobs
-        self.yes_probability: dict[str, float] = {}  # prompt -> the P(Yes) it was answered with
-        self.lock = threading.Lock()
-        self.calls, self.failures, self.auth, self.formats = 0, 0, set(), set()
-        self.latency, self.in_flight, self.most_in_flight, self.arrivals = 0.0, 0, 0, []
-        self.script = None  # a test's own reply: script(handler, body, call number), in place of the above
-        self.paths = []
-        outer = self
-
-        class Handler(JsonHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with outer.lock:
-                    outer.arrivals.append(time.monotonic())
-                    outer.in_flight += 1
-                    outer.most_in_flight = max(outer.most_in_flight, outer.in_flight)
-                try:
-                    time.sleep(outer.latency)
-                    self._answer(body)
-                finally:
-                    with outer.lock:
-                        outer.in_flight -= 1
-
-            def _answer(self, body):
-                with outer.lock:
-                    outer.calls += 1
-                    call = outer.calls
-                    outer.paths.append(self.path)
-                    outer.auth.add(self.headers.get("Authorization"))
-                    outer.formats.update(part["image_url"]["url"].split(";")[0] for part in
-                                         body["messages"][-1]["content"] if part.get("type") == "image_url")
-                    failing = outer.failure_rate >= 1 or (outer.failure_rate > 0 and outer.calls % 10 in (1, 4, 7))
-                    mode = outer.failures % 4
-                    outer.failures += failing
-                if outer.script is not None:
-                    return outer.script(self, body, call)
-                if failing:
-                    if mode == 0:
-                        return self.send(429, b'{"error": "rate limited"}')
-                    if mode == 1:
-                        return self.send(500, b'{"error": "boom"}')
-                    if mode == 2:
-                        time.sleep(0.6)  # past the client's timeout
-                        return self.send(200, b"{}")
-                    return self.send(200, b'{"choices": [')  # malformed
-                self.send(200, json.dumps(outer.reply(body)).encode())
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def reply(self, body):
-        text = body["messages"][-1]["content"][-1]["text"]
-        u = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16**8
-        self.yes_probability[text] = u
-        choice = {"message": {"role": "assistant", "content": "Yes" if u > 0.5 else "No"}, "finish_reason": "stop"}
-        if "Which caption" in text:
-            choice["message"]["content"] = "A" if u > 0.5 else "B"
-        if self.logprobs and body.get("logprobs"):
-            import math
-
-            top = [{"token": "Yes", "logprob": math.log(max(u, 1e-6))},
-                   {"token": " no", "logprob": math.log(max(1 - u, 1e-6))},
-                   {"token": "A", "logprob": math.log(0.6)}, {"token": "B", "logprob": math.log(0.3)}]
-            choice["logprobs"] = {"content": [{"token": choice["message"]["content"], "logprob": -0.1,
-                                               "top_logprobs": top}]}
-        return {"choices": [choice]}
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def test_run_completes_through_injected_failures_and_the_key_is_never_written(suite, tmp_path, monkeypatch):

@@ -15,14 +15,13 @@ import pytest
 ray = pytest.importorskip("ray")
 
 import slow_run  # noqa: E402
-from helpers import run_ids, run_records, run_scores  # noqa: E402
+from helpers import TESTS, run_ids, run_records, run_scores  # noqa: E402
 from timefoil.execution.distributed import RayOptions  # noqa: E402
 from timefoil import RunConfig  # noqa: E402
 from timefoil.execution.runner import Runner  # noqa: E402
 
 pytestmark = pytest.mark.suite(per_family=2, seed=6)
 
-TESTS = os.path.dirname(__file__)
 
 
 @pytest.fixture(scope="module")

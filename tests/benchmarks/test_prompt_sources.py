@@ -17,8 +17,9 @@ from timefoil.benchmarks import BENCHMARKS, get_benchmark
 from timefoil.cli import main
 from timefoil.protocols import OWN_WORDING, PlanContext, get_protocol
 from timefoil.protocols.choice import JUDGE_TWO
+from helpers import TESTS
 
-HERE = os.path.join(os.path.dirname(__file__), "data", "prompts")
+HERE = os.path.join(TESTS, "data", "prompts")
 
 
 def source(name: str) -> str:

@@ -15,11 +15,10 @@ from timefoil.models.reference import BagOfFramesModel, RandomModel
 from timefoil.models.requests import Answer
 from timefoil import RunConfig, RunError, run, score_run
 from timefoil.execution.store import RunLog
-from helpers import cli
+from helpers import TESTS, cli
 
 pytestmark = pytest.mark.suite(per_family=2, seed=1)
 
-HERE = os.path.dirname(__file__)
 
 
 def ids_of(run_dir):
@@ -28,7 +27,7 @@ def ids_of(run_dir):
 
 def test_sigkill_at_random_moments_then_resume_matches_uninterrupted(suite, tmp_path):
     reference = str(tmp_path / "reference")
-    subprocess.run([sys.executable, os.path.join(HERE, "slow_run.py"), suite, reference, str(tmp_path / "c1")],
+    subprocess.run([sys.executable, os.path.join(TESTS, "slow_run.py"), suite, reference, str(tmp_path / "c1")],
                    check=True, timeout=300)
     total = len(ids_of(reference))
     interrupted, cache = str(tmp_path / "interrupted"), str(tmp_path / "c2")
@@ -40,7 +39,7 @@ def test_sigkill_at_random_moments_then_resume_matches_uninterrupted(suite, tmp_
             break
         before = counts[-1] if counts else 0
         target = before + rng.randint(1, max(1, (total - before) // 4))
-        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "slow_run.py"), suite, interrupted, cache])
+        proc = subprocess.Popen([sys.executable, os.path.join(TESTS, "slow_run.py"), suite, interrupted, cache])
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
             lines = open(log, "rb").read().count(b"\n") if os.path.exists(log) else 0
@@ -56,7 +55,7 @@ def test_sigkill_at_random_moments_then_resume_matches_uninterrupted(suite, tmp_
         if done > before:
             counts.append(done)  # a kill point that interrupted real progress
     assert len(counts) >= 5, f"only {len(counts)} kill points interrupted the run: {counts}"
-    subprocess.run([sys.executable, os.path.join(HERE, "slow_run.py"), suite, interrupted, cache], check=True,
+    subprocess.run([sys.executable, os.path.join(TESTS, "slow_run.py"), suite, interrupted, cache], check=True,
                    timeout=300)
     got = ids_of(interrupted)
     assert len(got) == len(set(got)) == total

@@ -23,8 +23,9 @@ from timefoil.models.video_inputs import (  # noqa: E402
 from timefoil.models.hf_inputs import torchvision_imports  # noqa: E402
 from timefoil.testing import (pattern_frames, tensor_digest, vlm_prompt, vlm_tokenizer,  # noqa: E402
                               write_processor_files)
+from helpers import TESTS  # noqa: E402
 
-DIGESTS = json.load(open(os.path.join(os.path.dirname(__file__), "data", "processor_digests.json")))
+DIGESTS = json.load(open(os.path.join(TESTS, "data", "processor_digests.json")))
 WORDS = ["Does the video entail the caption a man opens the door"]
 
 

@@ -19,7 +19,7 @@ from timefoil.building.generate import generate
 from timefoil.building.rules import swap_events, swap_words
 
 pytest.importorskip("httpx")
-from test_openai_api import FakeServer  # noqa: E402
+from provider_fakes import FakeServer  # noqa: E402
 from helpers import cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("httpx")
 
 from faults import Fault, cli, run_fault  # noqa: E402
-from test_openai_api import FakeServer  # noqa: E402
+from provider_fakes import FakeServer  # noqa: E402
 
 from timefoil.models.served.limits import retry_after_seconds  # noqa: E402
 from timefoil.models.served.openai import OpenAICompatible  # noqa: E402

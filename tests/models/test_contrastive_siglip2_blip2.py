@@ -21,6 +21,7 @@ from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.testing import pattern_frames, tensor_digest, tiny_blip2_itm, tiny_siglip2  # noqa: E402
 from timefoil.video import FrameStore, Sampling  # noqa: E402
+from helpers import TESTS  # noqa: E402
 
 pytestmark = pytest.mark.suite(per_family=1, seed=3)
 
@@ -107,7 +108,7 @@ def test_siglip2_inputs_equal_the_reference_processors_bytes(tmp_path, monkeypat
     processor gave the same masks and grids, pixels within one grey level)."""
     from transformers import Siglip2Model
 
-    reference = json.load(open(os.path.join(os.path.dirname(__file__), "data", "siglip2_processor_digests.json")))
+    reference = json.load(open(os.path.join(TESTS, "data", "siglip2_processor_digests.json")))
     model = load_model(f"clip:{tiny_siglip2(tmp_path / 'siglip2', ['a red square'])}")
     seen = []
     encode = Siglip2Model.get_image_features

@@ -1,0 +1,66 @@
+"""A served model's key reaches no file and no output, and a remote server without one is warned about once."""
+import json
+import os
+import pytest
+from helpers import cli
+
+
+def test_a_key_echoed_by_the_server_reaches_no_file_and_no_output(tmp_path):
+    """The fake server echoes the Authorization header in its error bodies (400, then 500s)."""
+    pytest.importorskip("httpx")
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from timefoil.synth import generate
+
+    key = "sk-live-abcdef0123456789-never-stored"
+
+    class Echo(BaseHTTPRequestHandler):
+        count = 0
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            Echo.count += 1
+            body = json.dumps({"error": "denied", "you sent": {"Authorization": self.headers["Authorization"]}})
+            self.send_response(400 if Echo.count % 2 else 500)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    suite = str(tmp_path / "suite")
+    generate(suite, per_family=1, seed=1)
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    result = cli("run", "synth", "--model", f"openai:m@{url}", "--model-arg", "max_retries=1", "--model-arg",
+                 "backoff=0.01", "--data", suite, "--protocol", "choice", "--limit", "2", "--out",
+                 str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+                 env={**os.environ, "OPENAI_API_KEY": key})
+    server.shutdown()
+    assert result.returncode == 3 and Echo.count > 0
+    assert "[redacted]" in open(tmp_path / "run" / "items.jsonl").read()
+    assert key not in result.stdout + result.stderr and key[:16] not in result.stdout + result.stderr
+    for folder in (tmp_path / "run", tmp_path / "cache"):
+        for root, _, files in os.walk(folder):
+            for name in files:
+                assert key.encode() not in open(os.path.join(root, name), "rb").read(), name
+
+
+def test_a_remote_server_without_a_key_is_warned_about_once(capsys, monkeypatch):
+    pytest.importorskip("httpx")
+    from timefoil.models.openai_api import OpenAICompatible
+    from timefoil.models.requests import Request
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = OpenAICompatible("m", "http://192.0.2.1:9/v1", max_retries=0, timeout=0.2)  # TEST-NET: never answers
+    answers = model.answer([Request("generation", None, "hi"), Request("generation", None, "ho")], None)
+    assert all(a.error for a in answers)
+    model.answer([Request("generation", None, "again")], None)
+    warned = capsys.readouterr().err
+    assert warned.count("no API key in OPENAI_API_KEY for http://192.0.2.1:9/v1") == 1
+    local = OpenAICompatible("m", "http://127.0.0.1:9/v1", max_retries=0, timeout=0.2)
+    local.answer([Request("generation", None, "hi")], None)
+    assert "no API key" not in capsys.readouterr().err
