@@ -400,11 +400,11 @@ def test_a_store_that_fails_is_a_miss_said_at_most_once(tmp_path, monkeypatch, c
     cache.save("cc" + "2" * 30, array=FRAMES)
     assert capsys.readouterr().err == ""  # gone meanwhile: just a miss
 
-    def full(handle, **arrays):
-        handle.write(b"PK")
+    def full(handle, arrays):
+        handle.write(diskcache.MAGIC)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(diskcache.np, "savez_compressed", full)
+    monkeypatch.setattr(diskcache, "write_entry", full)
     cache.save("dd" + "3" * 30, array=FRAMES)
     cache.save("ee" + "4" * 30, array=FRAMES)
     monkeypatch.undo()

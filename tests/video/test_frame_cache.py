@@ -48,3 +48,28 @@ def test_the_cache_command_and_a_corrupt_response_cache(tmp_path):
     assert shown.returncode == 0 and "frames" in shown.stdout and "entries" in shown.stdout
     cleared = cli("cache", "--cache-dir", str(cache), "--clear", "frames")
     assert "frames 0.0 MB in 0 entries" in cleared.stdout
+
+
+def test_entries_round_trip_exactly_and_entries_of_the_format_before_are_still_read(tmp_path, capsys):
+    import numpy as np
+
+    from timefoil.video.diskcache import LEGACY, FrameDiskCache
+
+    cache = FrameDiskCache(str(tmp_path / "cache"), budget=10**9)
+    rng = np.random.default_rng(0)
+    arrays = {"array": rng.integers(0, 256, (3, 5, 7, 3), dtype=np.uint8), "entries": np.array([[0, 4], [-1, -1]]),
+              "times": np.array([0.25, 1.5]), "rate": 2.5, "degenerate": True}
+    cache.save("ab" + "0" * 30, **arrays)
+    back = cache.load("ab" + "0" * 30)
+    for name, value in arrays.items():
+        assert np.array_equal(back[name], value) and back[name].dtype == np.asarray(value).dtype, name
+    old = cache.path("cd" + "1" * 30, LEGACY)  # written by np.savez_compressed, as before
+    os.makedirs(os.path.dirname(old))
+    np.savez_compressed(old, array=arrays["array"][:1], rate=4.0)
+    legacy = cache.load("cd" + "1" * 30)
+    assert np.array_equal(legacy["array"], arrays["array"][:1]) and float(legacy["rate"]) == 4.0
+    assert cache.usage()[1] == 2  # both count against the budget, and prune and clear see both
+    with open(cache.path("ab" + "0" * 30), "r+b") as handle:  # cut short: damaged
+        handle.truncate(60)
+    assert cache.load("ab" + "0" * 30) is None and "removed a damaged frame cache entry" in capsys.readouterr().err
+    assert cache.usage()[1] == 1 and cache.clear() == 1
