@@ -105,7 +105,7 @@ def test_retrieval_ranks_every_text_once_and_agrees_with_pairwise_scores(suite, 
     try:
         from dataclasses import replace
 
-        register(replace(synth, protocols=synth.protocols + ("retrieval",),  # text options only: videos rank texts
+        register(replace(synth, opt_out={}, shapes=frozenset({"texts"}),  # text options only: videos rank texts
                          load=lambda root: [i for i in synth.load(root) if i.options_are == "texts"]))
         runner = Runner(RunConfig("synth", f"clip:{path}", data_dir=suite, protocol="retrieval",
                                   sampling=Sampling(frames=4)), str(tmp_path / "run"), cache_dir=str(tmp_path / "c"),

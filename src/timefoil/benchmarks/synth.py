@@ -44,6 +44,8 @@ BENCHMARK = Benchmark(
     name="synth",
     description="synthetic counterfactual videos: order, direction, change of state, counting, speed, binding",
     load=load,
+    shapes=frozenset({"texts", "videos"}),  # binding pairs ask which of two videos shows the caption
+    opt_out={"retrieval": "its binding questions have video options, which retrieval cannot rank"},
     summary=SummarySpec(average="P+T", categories=False),
     table={"similarity": ("accuracy", "P", "P+T"), "entailment": ("StrictVLE", "ClassicVLE", "P+T"),
            "choice": ("accuracy", "A∧B", "bias", "P+T")},
