@@ -143,9 +143,6 @@ class ServedModel(Transport, Model):
                 answers[index] = answer
         return answers  # type: ignore[return-value]
 
-    def _payload(self, request: Request, frames: FrameSource, logprobs: bool) -> dict:
-        return self.body(request, self.shown(request, frames) if request.video is not None else [], logprobs)
-
     def _read(self, request: Request, result: Reply | Answer, read_probs) -> Answer:
         if isinstance(result, Answer):
             return result

@@ -35,9 +35,19 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 RETRY_AFTER_STATUS = {429, 503, 529}  # the statuses whose Retry-After says when to come back
 
 
+def samples_in_order(requests: Sequence[Request]) -> list[list[int]]:
+    """The indices of the requests that show each sample (video and sampling), samples in the
+    order their first request comes; a request without a video is a sample of its own."""
+    groups: dict[Any, list[int]] = {}
+    for index, request in enumerate(requests):
+        sample = (request.video, request.sampling) if request.video is not None else ("blind", index)
+        groups.setdefault(sample, []).append(index)
+    return list(groups.values())
+
+
 class Transport:
     """The sending half of ``ServedModel`` (which holds the bounds, the endpoint and the wire
-    format's ``headers``, ``_payload``, ``reply`` and ``_read`` it uses)."""
+    format's ``headers``, ``shown``, ``body``, ``reply`` and ``_read`` it uses)."""
 
     def stream_answers(self, requests: Sequence[Request], frames: FrameSource) -> Iterator[list[tuple[int, Answer]]]:
         """(index, answer) pairs as the server returns them: each time, all that arrived since
@@ -85,10 +95,13 @@ class Transport:
             thread.join()
 
     async def _post_all(self, requests: Sequence[Request], frames: FrameSource, arrivals) -> None:
-        """Workers take requests in order; each builds its payload in a thread (decode, encode
-        once per sample), waits for a place among the ``concurrency`` requests on the wire, and
-        puts the read answer on ``arrivals``. Twice as many workers as places keep the next
-        payloads ready while earlier requests are in flight, and bound the payloads in memory."""
+        """Each shown sample (video and sampling) is built once, by one task: decoded and encoded
+        in a pool of one thread per core, in the order requests come, so builds of different
+        samples run side by side and no thread waits for another's build. A sample's requests
+        take a place among the ``concurrency`` on the wire only once its media are ready, so a
+        slow build holds no place while quicker samples go out. At most ``2 x concurrency``
+        samples (and never fewer than the cores) are admitted at a time, which bounds the media
+        built ahead of the wire."""
         from concurrent.futures import ThreadPoolExecutor
 
         import httpx
@@ -99,39 +112,54 @@ class Transport:
             self._warned = True
             print(f"timefoil: no API key in {' or '.join(self.key_names())} for {self.base_url}; "
                   "requests go unauthenticated", file=sys.stderr)
+        cores = max(1, os.cpu_count() or 1)
         in_flight = asyncio.Semaphore(self.concurrency)
+        admitted = asyncio.Semaphore(max(2 * self.concurrency, cores))
         loop = asyncio.get_running_loop()
-        queued = iter(enumerate(requests))
-        with ThreadPoolExecutor(max_workers=max(1, min(self.concurrency, os.cpu_count() or 1))) as encoders:
+        with ThreadPoolExecutor(max_workers=cores) as builders:
             async with httpx.AsyncClient(timeout=self.timeout, headers=self.headers(key)) as client:
-                async def answer(request: Request) -> Answer:
+                async def send(index: int, shown: list) -> None:
+                    request = requests[index]
                     reader = READERS.get(request.kind, False)
-                    if reader is False:
-                        return Answer(error=f"model error: {self.name} cannot answer {request.kind} requests")
                     try:
-                        payload = await loop.run_in_executor(encoders, self._payload, request, frames,
-                                                             reader is not None)
-                    except VideoError as exc:  # the runner records the video's own error for it
-                        return Answer(error=str(exc))
-                    except NotSendable as exc:  # what this provider cannot be sent, in its own words
-                        return Answer(error=f"model error: {exc}")
-                    except Exception as exc:  # a frame that cannot be shown fails its request alone
-                        return Answer(error=f"model error: {type(exc).__name__}: {exc}")
-                    async with in_flight:
-                        result = await self._post(client, payload)
-                    return self._read(request, result, reader)
+                        if reader is False:
+                            answered = Answer(error=f"model error: {self.name} cannot answer {request.kind} requests")
+                        else:
+                            payload = self.body(request, shown, reader is not None)
+                            async with in_flight:
+                                result = await self._post(client, payload)
+                            answered = self._read(request, result, reader)
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception as exc:  # an unreadable body fails its request alone
+                        answered = Answer(error=f"model error: {type(exc).__name__}: {exc}")
+                    arrivals.put((index, clean(answered, secrets)))
 
-                async def worker() -> None:
-                    for index, request in queued:
+                async def sample(indices: list[int]) -> None:
+                    first = requests[indices[0]]
+                    try:
                         try:
-                            answered = await answer(request)
-                        except asyncio.CancelledError:
-                            raise
-                        except Exception as exc:  # an unreadable body fails its request alone
-                            answered = Answer(error=f"model error: {type(exc).__name__}: {exc}")
-                        arrivals.put((index, clean(answered, secrets)))
+                            shown = [] if first.video is None else \
+                                await loop.run_in_executor(builders, self.shown, first, frames)
+                        except VideoError as exc:  # the runner records the video's own error for it
+                            failed = Answer(error=str(exc))
+                        except NotSendable as exc:  # what this provider cannot be sent, in its own words
+                            failed = Answer(error=f"model error: {exc}")
+                        except Exception as exc:  # a frame that cannot be shown fails its requests alone
+                            failed = Answer(error=f"model error: {type(exc).__name__}: {exc}")
+                        else:
+                            await asyncio.gather(*(send(index, shown) for index in indices))
+                            return
+                        for index in indices:
+                            arrivals.put((index, clean(failed, secrets)))
+                    finally:
+                        admitted.release()
 
-                await asyncio.gather(*(worker() for _ in range(min(len(requests), 2 * self.concurrency))))
+                running = []
+                for indices in samples_in_order(requests):
+                    await admitted.acquire()
+                    running.append(asyncio.ensure_future(sample(indices)))
+                await asyncio.gather(*running)
 
     async def _post(self, client, payload: dict) -> Reply | Answer:
         """The reply to ``payload``, or the request's error once the retries are spent. Each
