@@ -93,3 +93,26 @@ def test_every_request_of_a_sample_that_cannot_be_built_gets_its_error():
     assert errors[3:6] == ["undecodable video: /clips/bad.mp4: cannot decode (Invalid data found when processing "
                            "input)"] * 3
     assert errors[:3] + errors[6:] == [None] * 6 and frames.calls.count("bad") == 1 and server.calls == 6
+
+
+def test_a_served_run_writes_no_raw_frames_and_a_local_run_does(tmp_path):
+    from timefoil import RunConfig, run
+    from timefoil.benchmarks import get_benchmark
+    from timefoil.synth import generate
+    from timefoil.video.diskcache import FrameDiskCache
+
+    suite = str(tmp_path / "suite")
+    generate(suite, per_family=1, seed=2, families=("order",))
+    server = FakeServer(failure_rate=0.0)
+    cache = str(tmp_path / "cache")
+    try:
+        served = run(RunConfig("synth", f"openai:m@{server.url}", data_dir=suite, protocol="entailment",
+                               sampling=SAMPLING, model_args={"image_format": "png"}),
+                     str(tmp_path / "served"), cache_dir=cache, progress=False)
+    finally:
+        server.close()
+    assert served.errors == 0 and server.calls > 0 and FrameDiskCache(cache).usage()[1] == 0
+    local = run(RunConfig("synth", "bag-of-frames", data_dir=suite, sampling=SAMPLING), str(tmp_path / "local"),
+                cache_dir=cache, progress=False)
+    videos = {item.videos[0].path for item in get_benchmark("synth").load(suite)}
+    assert local.errors == 0 and FrameDiskCache(cache).usage()[1] == len(videos)  # one entry per sampled video

@@ -45,7 +45,8 @@ class Worker:
     def __init__(self, spec: str, model_args: dict, model, cache_dir: str, threads: int | None):
         apply_threads(threads)
         self.model = model if model is not None else load_model(spec, model_args, cache_dir=cache_dir)
-        self.answerer = Answerer(self.model, FrameStore(cache_dir=cache_dir))
+        frames = FrameStore(cache_dir=cache_dir, store=getattr(self.model, "stores_frames", True))
+        self.answerer = Answerer(self.model, frames)
 
     def describe(self) -> dict[str, Any]:
         import ray

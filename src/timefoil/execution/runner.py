@@ -54,7 +54,7 @@ class Runner:
             if self.config.judge else None
         self.kept_errors = 0
         self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
-        self.frames = FrameStore(cache_dir=self.cache_dir)
+        self.frames = FrameStore(cache_dir=self.cache_dir, store=getattr(self.model, "stores_frames", True))
         self.executor = self.pool or Answerer(self.model, self.frames)
         self.fingerprint = stable_hash(self.model.fingerprint())
         missing = self.protocol.request_kinds(self.plan.prompts) - self.model.kinds

@@ -28,6 +28,10 @@ class Model:
 
     name: str = "model"
     batch_size: int = 32
+    # Whether decoded frames are worth keeping on disk for later runs. A served model sends
+    # encoded images, and its identical reruns come from the response cache: writing raw frames
+    # cost about 8% of a cold served run's CPU (bench/api_throughput.py) for reads that never came.
+    stores_frames: bool = True
 
     @property
     def kinds(self) -> frozenset[str]:

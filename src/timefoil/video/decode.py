@@ -192,17 +192,40 @@ def _upright(frame, resize: tuple[int, int] | None) -> np.ndarray:
 
 
 def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | None = None,
-                   max_pixels: int | None = None) -> np.ndarray:
+                   max_pixels: int | None = None, skip: bool = True) -> np.ndarray:
     """Frames at ``indices`` (any order, repeats allowed) as uint8 [n, height, width, 3], upright.
 
     Index i means the frame on screen at time i / rate: the last frame whose presentation
     timestamp is at or before it. For constant-rate video that is exactly frame i; for a
     variable-rate video it is the frame a viewer sees then. One forward pass from the nearest
     keyframe before the first wanted time. Frames above ``max_pixels`` (default: the
-    TIMEFOIL_MAX_FRAME_PIXELS budget) are refused before any is decoded."""
+    TIMEFOIL_MAX_FRAME_PIXELS budget) are refused before any is decoded.
+
+    With ``skip``, packets shown well before the next wanted time are decoded only if other
+    frames refer to them (FFmpeg's skip_frame=NONREF): a frame no other frame needs cannot change
+    the ones that follow, so the frames returned are those of a full decode. Where a skipped
+    frame could have been the one on screen at a wanted time (a long gap between frames), the
+    video is decoded again in full."""
     wanted = sorted(set(indices))
     if not wanted:
         raise ValueError("no frames requested")
+    found, _ = _decode_wanted(path, wanted, resize, max_pixels, skip)
+    if found is None:  # a skipped frame may have been on screen: decode everything
+        found, _ = _decode_wanted(path, wanted, resize, max_pixels, False)
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise VideoUndecodable(path, f"frames {missing[:5]}{'...' if len(missing) > 5 else ''} "
+                                     f"could not be decoded (truncated file?)")
+    return np.stack([found[i] for i in indices])
+
+
+SKIP_MARGIN_FRAMES = 4  # packets shown closer than this to a wanted time are always decoded
+
+
+def _decode_wanted(path: str, wanted: list[int], resize, max_pixels,
+                   skip: bool) -> tuple[dict[int, np.ndarray] | None, int]:
+    """(wanted index -> frame, frames the decoder gave); None where skipping may have dropped
+    a frame that was on screen."""
     found: dict[int, np.ndarray] = {}
     with _opened(path, max_pixels) as container:
         stream = container.streams.video[0]
@@ -212,29 +235,43 @@ def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | 
         first_time = Fraction(wanted[0]) / rate
         if first_time > 2:  # seek only when it saves decoding a meaningful stretch
             container.seek(int((first_time - 1) / base) + origin, stream=stream, backward=True)
+        codec = stream.codec_context
+        margin = Fraction(SKIP_MARGIN_FRAMES) / rate
+        skipped_until: Fraction | None = None  # the latest time a packet was sent while skipping
         targets = iter(wanted)
         target = next(targets, None)
         shown, shown_at, sequential = None, Fraction(0), 0  # the frame on screen so far, and since when
-        for frame in container.decode(stream):
-            at = Fraction(frame.pts - origin) * base if frame.pts is not None else Fraction(sequential) / rate
-            sequential += 1
-            # every wanted time before this frame's shows the previous frame (or this one, first)
-            while target is not None and Fraction(target) / rate < at:
-                found[target] = _upright(shown if shown is not None else frame, resize)
-                target = next(targets, None)
+        decoded = 0
+        for packet in container.demux(stream):
+            if skip and packet.pts is not None and target is not None:
+                sent_at = Fraction(packet.pts - origin) * base
+                far = sent_at < Fraction(target) / rate - margin
+                codec.skip_frame = "NONREF" if far else "DEFAULT"
+                if far:
+                    skipped_until = sent_at if skipped_until is None else max(skipped_until, sent_at)
+            for frame in packet.decode():
+                at = Fraction(frame.pts - origin) * base if frame.pts is not None else Fraction(sequential) / rate
+                decoded += 1
+                sequential += 1
+                # every wanted time before this frame's shows the previous frame (or this one, first)
+                while target is not None and Fraction(target) / rate < at:
+                    if skipped_until is not None and shown is not None and skipped_until > shown_at:
+                        return None, decoded  # a frame sent while skipping falls between: it may be the one
+                    found[target] = _upright(shown if shown is not None else frame, resize)
+                    target = next(targets, None)
+                if target is None:
+                    break
+                shown, shown_at = frame, at
             if target is None:
                 break
-            shown, shown_at = frame, at
         # wanted times after the last frame began: it is still on screen for about a frame (longer
         # means the file ends before its frames do: truncated)
         while target is not None and shown is not None and Fraction(target) / rate < shown_at + 2 / rate:
+            if skipped_until is not None and skipped_until > shown_at:
+                return None, decoded
             found[target] = _upright(shown, resize)
             target = next(targets, None)
-    missing = [i for i in wanted if i not in found]
-    if missing:
-        raise VideoUndecodable(path, f"frames {missing[:5]}{'...' if len(missing) > 5 else ''} "
-                                     f"could not be decoded (truncated file?)")
-    return np.stack([found[i] for i in indices])
+    return found, decoded
 
 
 def write_video(path: str, frames: Sequence[np.ndarray] | np.ndarray, fps: int, lossless: bool = True) -> None:

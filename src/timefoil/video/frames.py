@@ -68,6 +68,7 @@ class FrameStore:
     cache_dir: str | None = None
     memory_bytes: int = 512 * 1024 * 1024
     max_pixels: int | None = None  # per frame; None: TIMEFOIL_MAX_FRAME_PIXELS or its default, read once here
+    store: bool = True  # False: entries on disk are read, decoded frames are not written
     stats: FrameStats = field(default_factory=FrameStats)
     _memory: OrderedDict = field(default_factory=OrderedDict)
     _used: int = 0
@@ -110,7 +111,7 @@ class FrameStore:
 
     def _save(self, key: str, value):
         self._remember(key, value)
-        if self.disk:
+        if self.disk and self.store:
             array, entries, degenerate, times, rate, guessed, rotations = value
             encoded = np.array([(-1, -1) if e is None else e for e in entries], dtype=np.int64).reshape(-1, 2)
             self.disk.save(key, array=array, entries=encoded, degenerate=degenerate,

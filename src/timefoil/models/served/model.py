@@ -43,6 +43,7 @@ class ServedModel(Transport, Model):
     max_reply_bytes: int = 4 * 1024**2
 
     batch_size: ClassVar[int] = 64
+    stores_frames: ClassVar[bool] = False  # frames cached on disk are read; none are written
     provider: ClassVar[str] = "served"
     key_required: ClassVar[bool] = True  # a remote server without a key is refused at load (else warned about)
 
