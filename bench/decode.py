@@ -8,7 +8,9 @@ Prints, measured in one run:
   3. the disk frame cache against its goals, per sample of 8 frames of a 10 s 640x480 H.264
      clip (camera-like: moving, noisy, B-frames): writing an entry at most 25% of the sample's
      cold decode, reading it back at least 5x faster than that decode; and what the format
-     before (np.savez_compressed) cost.
+     before (np.savez_compressed) cost;
+  4. decoding less: the same sample with frames no wanted frame depends on skipped, against a
+     decode of every frame up to the last wanted one (the frames are checked equal).
 
     python bench/decode.py [--per-family 4] [--repeats 3]
 """
@@ -87,9 +89,14 @@ def cache_costs(root: str, repeats: int) -> dict:
     read = best_of(lambda: FrameStore(cache_dir=cache_dir).get(ref, sampling), repeats)
     assert np.array_equal(FrameStore(cache_dir=cache_dir).get(ref, sampling).array, frames)  # lossless
     before = best_of(lambda: np.savez_compressed(io.BytesIO(), array=frames), repeats)
+    indices = [e[1] for e in plan_frames([PartInfo(30.0, 0, 300)], sampling).entries]
+    assert np.array_equal(decode_indices(path, indices), decode_indices(path, indices, skip=False))
+    skipping = best_of(lambda: decode_indices(path, indices), repeats)
+    everything = best_of(lambda: decode_indices(path, indices, skip=False), repeats)
     return {"decode_ms": decode * 1000, "write_ms": write * 1000, "read_ms": read * 1000,
             "npz_write_ms": before * 1000, "write_over_decode": write / decode, "decode_over_read": decode / read,
-            "stored_mb": disk.usage()[0] / disk.usage()[1] / 1024**2, "raw_mb": frames.nbytes / 1024**2}
+            "stored_mb": disk.usage()[0] / disk.usage()[1] / 1024**2, "raw_mb": frames.nbytes / 1024**2,
+            "skipping_ms": skipping * 1000, "full_ms": everything * 1000}
 
 
 def plain_decode(path: str, indices: list[int]) -> np.ndarray:
@@ -140,6 +147,9 @@ def main() -> None:
         print(f"  {costs['raw_mb']:.1f} MB raw stored as {costs['stored_mb']:.1f} MB; the deflated npz of before "
               f"took {costs['npz_write_ms']:.1f} ms to write ({costs['npz_write_ms'] / costs['decode_ms']:.2f} "
               "of the decode)")
+        print(f"  decoding less: {costs['skipping_ms']:.1f} ms with frames nothing refers to skipped, "
+              f"{costs['full_ms']:.1f} ms decoding every frame ({costs['full_ms'] / costs['skipping_ms']:.2f}x), "
+              "the same frames")
 
 
 if __name__ == "__main__":
