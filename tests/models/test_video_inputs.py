@@ -164,3 +164,22 @@ def test_cropped_families_token_counts_by_hand(setups, family, frames, tokens):
     assert int((batch["input_ids"] == tokenizer.convert_tokens_to_ids("<video>")).sum()) == tokens
     side = 336 if family == "llava_next_video" else 224
     assert tuple(batch["pixel_values_videos"].shape) == (1, frames, 3, side, side)
+
+
+def test_qwen3_vl_writes_each_temporal_patchs_time_from_the_frames_real_times(setups):
+    """Seven frames taken at 0.7 s + 1.25 s each: temporal patches of two (the last frame
+    repeated) average to 1.325, 3.825, 6.325 and 8.2 s, written with one decimal; the same frames
+    taken 10 s later say so."""
+    tokenizer, builder, _ = setups["qwen3_vl"]
+    frames = pattern_frames(7, 64, 64)
+    times = tuple(0.7 + 1.25 * i for i in range(7))
+    inputs, count = builder.video(frames, Timing(0.8, times))
+    # below the clip budget's minimum (7 x 64 x 64 < 131072): scaled by sqrt(131072 / 28672), up to 160
+    assert inputs["video_grid_thw"].tolist() == [[4, 10, 10]] and count == 4 * 10 * 10 // 4
+    text = builder.placeholders("<v>", [count], Timing(0.8, times))[0]
+    patch = "<|vision_start|>" + "<v>" * 25 + "<|vision_end|>"
+    assert text == "".join(f"<{t} seconds>{patch}" for t in ("1.3", "3.8", "6.3", "8.2"))
+    later = builder.placeholders("<v>", [count], Timing(0.8, tuple(t + 10 for t in times)))[0]
+    assert later.startswith("<11.3 seconds>") and "<18.2 seconds>" in later
+    with pytest.raises(ValueError, match="at least 2 frames"):
+        builder.video(frames[:1], Timing(0.8, times[:1]))

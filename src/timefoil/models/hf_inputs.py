@@ -128,8 +128,11 @@ class InputEncoder:
             # one list of images per text: Gemma 3's processor counts each text's images apart
             images = [list(array) for array in arrays]
             return dict(processor(text=texts, images=images, return_tensors="pt", padding=True))
+        # each frame's index at the sampling rate, from its real time: a processor that writes times
+        # into the prompt (Qwen3-VL: index / fps) writes the times the frames were taken at
         metadata = [{"total_num_frames": len(f.array), "fps": f.sampled_fps,
-                     "frames_indices": list(range(len(f.array)))} for f in frames if f is not None]
+                     "frames_indices": [t * f.sampled_fps for t in f.times] if f.times else list(range(len(f.array)))}
+                    for f in frames if f is not None]
         # the frames are timefoil's sampling: a processor that samples by default (Qwen3-VL: 2 fps,
         # at least 4 frames) must not thin them again
         return dict(processor(text=texts, videos=arrays, video_metadata=metadata, do_sample_frames=False,
