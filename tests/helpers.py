@@ -81,3 +81,27 @@ def suite_on_disk(per_family: int = 3, seed: int = 0) -> str:
     result = cli("generate", "synth", "--out", root, "--per-family", str(per_family), "--seed", str(seed))
     assert result.returncode == 0, result.stderr
     return root
+
+
+def write_stamped_video(path: str, stamps_ms, step: int, codec: str = "libx264rgb",
+                        options: dict | None = None) -> None:
+    """A 32x16 clip whose frame k is flat grey ``step * k``, shown at ``stamps_ms[k]``
+    milliseconds: a variable frame rate, where a viewer sees each frame until the next one."""
+    import fractions
+
+    import av
+    import numpy as np
+
+    with av.open(path, "w") as container:
+        stream = container.add_stream(codec, rate=30)
+        stream.width, stream.height = 32, 16
+        stream.pix_fmt = "rgb24" if codec == "libx264rgb" else "yuv420p"
+        stream.options = {"qp": "0", **(options or {})}
+        stream.codec_context.time_base = fractions.Fraction(1, 1000)
+        for k, stamp in enumerate(stamps_ms):
+            frame = av.VideoFrame.from_ndarray(np.full((16, 32, 3), step * k, np.uint8), format="rgb24")
+            frame.pts, frame.time_base = stamp, fractions.Fraction(1, 1000)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)

@@ -1,11 +1,10 @@
 """Decoding less: frames no wanted frame depends on are skipped, and the frames returned are
 bit for bit those of a full decode (H.264 with B-frames, and a variable-rate file)."""
-import fractions
-
 import av
 import numpy as np
 import pytest
 
+from helpers import write_stamped_video
 from timefoil.video.decode import _decode_wanted, decode_indices, probe
 
 
@@ -55,18 +54,7 @@ def test_a_variable_rate_gap_falls_back_to_a_full_decode_and_stays_exact(tmp_pat
     decode is redone in full; every index equals a full decode and the hand-worked frame."""
     stamps = [0, 33, 66, 100, 133, 166, 200, 233, 900, 933, 966, 1000, 1033, 1066, 1100, 1133]
     path = str(tmp_path / "vfr.mp4")
-    with av.open(path, "w") as container:
-        stream = container.add_stream("libx264", rate=30)
-        stream.width, stream.height, stream.pix_fmt = 32, 16, "yuv420p"
-        stream.options = {"bframes": "2", "b-pyramid": "none", "qp": "0"}
-        stream.codec_context.time_base = fractions.Fraction(1, 1000)
-        for k, stamp in enumerate(stamps):
-            frame = av.VideoFrame.from_ndarray(np.full((16, 32, 3), 12 * k, np.uint8), format="rgb24")
-            frame.pts, frame.time_base = stamp, fractions.Fraction(1, 1000)
-            for packet in stream.encode(frame):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+    write_stamped_video(path, stamps, 12, codec="libx264", options={"bframes": "2", "b-pyramid": "none"})
     info = probe(path)
     every = list(range(info.n_frames))
     skipped = decode_indices(path, every)

@@ -4,28 +4,18 @@
 def test_variable_frame_rate_video_decodes_by_timestamp_and_a_raw_stream_is_flagged(tmp_path):
     """Frame k (value 20k) shown at the times below (ms). Index i means the frame on screen at
     i / average rate; worked out by hand from the timestamps."""
-    import fractions
 
     import av
     import numpy as np
 
     from timefoil.core.items import VideoRef
     from timefoil.video import FrameStore, Sampling
+    from helpers import write_stamped_video
     from timefoil.video.decode import decode_indices, probe
 
     stamps = [0, 33, 66, 200, 233, 500, 533, 566, 900, 1000]
     path = str(tmp_path / "vfr.mp4")
-    with av.open(path, "w") as container:
-        stream = container.add_stream("libx264rgb", rate=30)
-        stream.width, stream.height, stream.pix_fmt, stream.options = 32, 16, "rgb24", {"qp": "0"}
-        stream.codec_context.time_base = fractions.Fraction(1, 1000)
-        for k, stamp in enumerate(stamps):
-            frame = av.VideoFrame.from_ndarray(np.full((16, 32, 3), 20 * k, np.uint8), format="rgb24")
-            frame.pts, frame.time_base = stamp, fractions.Fraction(1, 1000)
-            for packet in stream.encode(frame):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+    write_stamped_video(path, stamps, 20)
     info = probe(path)
     shown = decode_indices(path, list(range(info.n_frames)))[:, 0, 0, 0]
     on_screen = [max(k for k, s in enumerate(stamps) if s <= 1000 * i / info.fps) for i in range(info.n_frames)]
