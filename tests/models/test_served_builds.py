@@ -44,7 +44,7 @@ class Frames2:
             first = len(self.calls) <= (self.meeting.parties if self.meeting else 0)
         try:
             if first:
-                self.meeting.wait()  # returns only when another build is running at the same time
+                self.meeting.wait(timeout=10)  # returns only when another build runs at the same time
             time.sleep(self.slow.get(name, 0.0))
             if name in self.broken:
                 raise VideoUndecodable(ref.path, "cannot decode (Invalid data found when processing input)")
