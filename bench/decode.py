@@ -93,10 +93,38 @@ def cache_costs(root: str, repeats: int) -> dict:
     assert np.array_equal(decode_indices(path, indices), decode_indices(path, indices, skip=False))
     skipping = best_of(lambda: decode_indices(path, indices), repeats)
     everything = best_of(lambda: decode_indices(path, indices, skip=False), repeats)
-    return {"decode_ms": decode * 1000, "write_ms": write * 1000, "read_ms": read * 1000,
+    options = codec_options(frames, decode, repeats)
+    return {"options": options, "decode_ms": decode * 1000, "write_ms": write * 1000, "read_ms": read * 1000,
             "npz_write_ms": before * 1000, "write_over_decode": write / decode, "decode_over_read": decode / read,
             "stored_mb": disk.usage()[0] / disk.usage()[1] / 1024**2, "raw_mb": frames.nbytes / 1024**2,
             "skipping_ms": skipping * 1000, "full_ms": everything * 1000}
+
+
+def codec_options(frames: np.ndarray, decode_s: float, repeats: int) -> list[tuple[str, float, float, float]]:
+    """(codec, write / decode, decode / read, stored / raw) of each lossless option for one sample's
+    bytes: zlib level 1 (the standard library), zstandard at three levels, lz4 where installed."""
+    import zlib
+
+    import zstandard
+
+    raw = frames.tobytes()
+    options = [("zlib 1", lambda b: zlib.compress(b, 1), zlib.decompress)]
+    for level in (-2, 1, 3):
+        options.append((f"zstd {level}", zstandard.ZstdCompressor(level=level).compress,
+                        zstandard.ZstdDecompressor().decompress))
+    try:
+        import lz4.frame
+
+        options.append(("lz4", lz4.frame.compress, lz4.frame.decompress))
+    except ImportError:
+        pass
+    rows = []
+    for name, compress, decompress in options:
+        stored = compress(raw)
+        write = best_of(lambda: compress(raw), repeats)
+        read = best_of(lambda: decompress(stored), repeats)
+        rows.append((name, write / decode_s, decode_s / read, len(stored) / len(raw)))
+    return rows
 
 
 def plain_decode(path: str, indices: list[int]) -> np.ndarray:
@@ -147,6 +175,9 @@ def main() -> None:
         print(f"  {costs['raw_mb']:.1f} MB raw stored as {costs['stored_mb']:.1f} MB; the deflated npz of before "
               f"took {costs['npz_write_ms']:.1f} ms to write ({costs['npz_write_ms'] / costs['decode_ms']:.2f} "
               "of the decode)")
+        print("  the options, per sample (write / decode, decode / read of the bytes alone, stored / raw):")
+        for name, write, read, size in costs["options"]:
+            print(f"    {name:8s} write {write:5.2f}   read {read:6.1f}x   size {size:.2f}")
         print(f"  decoding less: {costs['skipping_ms']:.1f} ms with frames nothing refers to skipped, "
               f"{costs['full_ms']:.1f} ms decoding every frame ({costs['full_ms'] / costs['skipping_ms']:.2f}x), "
               "the same frames")
