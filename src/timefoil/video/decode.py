@@ -193,50 +193,107 @@ def _upright(frame, resize: tuple[int, int] | None) -> np.ndarray:
 
 def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | None = None,
                    max_pixels: int | None = None, skip: bool = True) -> np.ndarray:
-    """Frames at ``indices`` (any order, repeats allowed) as uint8 [n, height, width, 3], upright.
+    """Frames at ``indices`` (any order, repeats allowed) as uint8 [n, height, width, 3], upright;
+    ``decode_frames`` also says how they were decoded."""
+    return decode_frames(path, indices, resize, max_pixels, skip)[0]
+
+
+# Decoders for which skipping non-reference frames (FFmpeg's skip_frame=NONREF) is proven to
+# return the frames of a full decode: tests/video/test_decode_less.py compares every returned
+# frame with a full decode on clips of each (B-frames, B-pyramids, open GOPs). Every other decoder
+# decodes every frame. Not AV1: dav1d skips hidden frames that later packets show
+# (show_existing_frame), so a wanted time gets the frame before it. VP8, VP9, ProRes, MJPEG and
+# FFV1 are equal but skip nothing (every frame is a reference, or intra-only), so gain nothing.
+SKIP_PROVEN = frozenset({"h264", "hevc", "mpeg4", "mpeg2video", "mpeg1video"})
+
+
+def decode_frames(path: str, indices: Sequence[int], resize: tuple[int, int] | None = None,
+                  max_pixels: int | None = None, skip: bool = True) -> tuple[np.ndarray, str]:
+    """Frames at ``indices`` (any order, repeats allowed) as uint8 [n, height, width, 3], upright,
+    and how they were decoded (recorded in each request's frame facts), e.g. "seek; non-reference
+    frames skipped" or "from the start (seek failed); every frame".
 
     Index i means the frame on screen at time i / rate: the last frame whose presentation
     timestamp is at or before it. For constant-rate video that is exactly frame i; for a
     variable-rate video it is the frame a viewer sees then. One forward pass from the nearest
-    keyframe before the first wanted time. Frames above ``max_pixels`` (default: the
-    TIMEFOIL_MAX_FRAME_PIXELS budget) are refused before any is decoded.
+    keyframe before the first wanted time; where the container cannot seek (a raw elementary
+    stream), from the start. Frames above ``max_pixels`` (default: the TIMEFOIL_MAX_FRAME_PIXELS
+    budget) are refused before any is decoded.
 
-    With ``skip``, packets shown well before the next wanted time are decoded only if other
-    frames refer to them (FFmpeg's skip_frame=NONREF): a frame no other frame needs cannot change
+    With ``skip``, and a decoder in SKIP_PROVEN, packets shown well before the next wanted time
+    are decoded only if other frames refer to them: a frame no other frame needs cannot change
     the ones that follow, so the frames returned are those of a full decode. Where a skipped
     frame could have been the one on screen at a wanted time (a long gap between frames), the
     video is decoded again in full."""
     wanted = sorted(set(indices))
     if not wanted:
         raise ValueError("no frames requested")
-    found, _ = _decode_wanted(path, wanted, resize, max_pixels, skip)
-    if found is None:  # a skipped frame may have been on screen: decode everything
-        found, _ = _decode_wanted(path, wanted, resize, max_pixels, False)
+    seek, notes = True, []
+    while True:
+        try:
+            found, _, how = _decode_wanted(path, wanted, resize, max_pixels, skip, seek)
+        except _SeekFailed:
+            seek = False
+            notes.append("seek failed")
+            continue
+        if found is not None:
+            break
+        skip = False  # a skipped frame may have been on screen: decode everything
+        notes.append("a skipped frame could have been on screen")
     missing = [i for i in wanted if i not in found]
     if missing:
         raise VideoUndecodable(path, f"frames {missing[:5]}{'...' if len(missing) > 5 else ''} "
                                      f"could not be decoded (truncated file?)")
-    return np.stack([found[i] for i in indices])
+    if notes:
+        how += f" ({', '.join(notes)})"
+    return np.stack([found[i] for i in indices]), how
 
 
 SKIP_MARGIN_FRAMES = 4  # packets shown closer than this to a wanted time are always decoded
+SEEK_AFTER_S = 2  # seek only when it saves decoding a meaningful stretch
 
 
-def _decode_wanted(path: str, wanted: list[int], resize, max_pixels,
-                   skip: bool) -> tuple[dict[int, np.ndarray] | None, int]:
-    """(wanted index -> frame, frames the decoder gave); None where skipping may have dropped
-    a frame that was on screen."""
+class _SeekFailed(VideoError):
+    """The container could not seek (no index, no timestamps): decode from the start instead."""
+
+    kind = "seek failed"
+
+
+def _first_frame_pts(path: str, max_pixels) -> int:
+    """When the first frame is shown: time 0 of the indices. Not the stream's start time, which
+    AVI gives as 0 where its B-frame delay stamps the first frame 1 (every index would get the
+    frame before it), and not the first packet's, which an MP4 edit list may cut."""
+    with _opened(path, max_pixels) as container:
+        stream = container.streams.video[0]
+        for frame in container.decode(stream):
+            return frame.pts if frame.pts is not None else 0
+    return stream.start_time or 0
+
+
+def _decode_wanted(path: str, wanted: list[int], resize, max_pixels, skip: bool,
+                   seek: bool = True) -> tuple[dict[int, np.ndarray] | None, int, str]:
+    """(wanted index -> frame, frames the decoder gave, how); None where skipping may have
+    dropped a frame that was on screen. ``skip`` is honoured only for decoders in SKIP_PROVEN."""
     found: dict[int, np.ndarray] = {}
+    origin = _first_frame_pts(path, max_pixels)
     with _opened(path, max_pixels) as container:
         stream = container.streams.video[0]
         rate = _frame_rate(stream)
         base = stream.time_base
-        origin = stream.start_time or 0
         first_time = Fraction(wanted[0]) / rate
-        if first_time > 2:  # seek only when it saves decoding a meaningful stretch
-            container.seek(int((first_time - 1) / base) + origin, stream=stream, backward=True)
+        sought = seek and first_time > SEEK_AFTER_S
+        if sought:
+            try:
+                container.seek(int((first_time - 1) / base) + origin, stream=stream, backward=True)
+            except Exception as exc:
+                raise _SeekFailed(path, _ffmpeg_says(exc)) from None
         codec = stream.codec_context
+        skip = skip and codec.name in SKIP_PROVEN
         margin = Fraction(SKIP_MARGIN_FRAMES) / rate
+        # Timestamps are whole ticks of the time base: Matroska's millisecond ticks stamp frame 2
+        # of a 30 fps clip at 67 ms, after its time of 66.7 ms. A frame that begins within a tick
+        # of a wanted time is on screen then (never as much as half a frame, for coarse bases).
+        tick = min(Fraction(base), 1 / (2 * rate))
         skipped_until: Fraction | None = None  # the latest time a packet was sent while skipping
         targets = iter(wanted)
         target = next(targets, None)
@@ -254,9 +311,9 @@ def _decode_wanted(path: str, wanted: list[int], resize, max_pixels,
                 decoded += 1
                 sequential += 1
                 # every wanted time before this frame's shows the previous frame (or this one, first)
-                while target is not None and Fraction(target) / rate < at:
+                while target is not None and Fraction(target) / rate + tick < at:
                     if skipped_until is not None and shown is not None and skipped_until > shown_at:
-                        return None, decoded  # a frame sent while skipping falls between: it may be the one
+                        return None, decoded, ""  # a frame sent while skipping falls between: it may be the one
                     found[target] = _upright(shown if shown is not None else frame, resize)
                     target = next(targets, None)
                 if target is None:
@@ -268,10 +325,12 @@ def _decode_wanted(path: str, wanted: list[int], resize, max_pixels,
         # means the file ends before its frames do: truncated)
         while target is not None and shown is not None and Fraction(target) / rate < shown_at + 2 / rate:
             if skipped_until is not None and skipped_until > shown_at:
-                return None, decoded
+                return None, decoded, ""
             found[target] = _upright(shown, resize)
             target = next(targets, None)
-    return found, decoded
+    how = ("seek" if sought else "from the start") + (
+        "; every frame" if skipped_until is None else "; non-reference frames skipped")
+    return found, decoded, how
 
 
 def write_video(path: str, frames: Sequence[np.ndarray] | np.ndarray, fps: int, lossless: bool = True) -> None:
