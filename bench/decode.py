@@ -83,7 +83,7 @@ def cache_costs(root: str, repeats: int) -> dict:
     frames = FrameStore().get(ref, sampling).array
     disk = FrameDiskCache(os.path.join(root, "cache"), budget=10**10)
     keys = iter(f"{k:032x}" for k in range(10**6))
-    write = best_of(lambda: disk.save(next(keys), array=frames), repeats)
+    write = best_of(lambda: disk.save(next(keys), {"array": frames}), repeats)
     cache_dir = os.path.join(root, "warm")
     FrameStore(cache_dir=cache_dir).get(ref, sampling)  # stored once; each read below starts with empty memory
     read = best_of(lambda: FrameStore(cache_dir=cache_dir).get(ref, sampling), repeats)

@@ -372,7 +372,7 @@ def test_a_clear_or_prune_between_write_and_rename_leaves_the_writer_whole(tmp_p
     from timefoil.video import diskcache
 
     cache, replace = frame_cache(tmp_path), os.replace
-    cache.save("aa" + "0" * 30, array=FRAMES)  # an older entry: the other process does remove it
+    cache.save("aa" + "0" * 30, {"array": FRAMES})  # an older entry: the other process does remove it
 
     def racing(source, target):
         elsewhere = diskcache.FrameDiskCache(str(tmp_path / "cache"), budget=0)
@@ -380,10 +380,10 @@ def test_a_clear_or_prune_between_write_and_rename_leaves_the_writer_whole(tmp_p
         replace(source, target)
 
     monkeypatch.setattr(diskcache.os, "replace", racing)
-    cache.save("bb" + "1" * 30, array=FRAMES + 1)
+    cache.save("bb" + "1" * 30, {"array": FRAMES + 1})
     monkeypatch.undo()
     assert cache.load("aa" + "0" * 30) is None
-    assert np.array_equal(cache.load("bb" + "1" * 30)["array"], FRAMES + 1)
+    assert np.array_equal(cache.load("bb" + "1" * 30)[0]["array"], FRAMES + 1)
     assert cache.usage()[1] == 1
 
 
@@ -397,16 +397,16 @@ def test_a_store_that_fails_is_a_miss_said_at_most_once(tmp_path, monkeypatch, c
         raise FileNotFoundError(2, "No such file or directory", source)
 
     monkeypatch.setattr(diskcache.os, "replace", gone)
-    cache.save("cc" + "2" * 30, array=FRAMES)
+    cache.save("cc" + "2" * 30, {"array": FRAMES})
     assert capsys.readouterr().err == ""  # gone meanwhile: just a miss
 
-    def full(handle, arrays):
+    def full(handle, key, arrays, facts):
         handle.write(diskcache.MAGIC)
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(diskcache, "write_entry", full)
-    cache.save("dd" + "3" * 30, array=FRAMES)
-    cache.save("ee" + "4" * 30, array=FRAMES)
+    cache.save("dd" + "3" * 30, {"array": FRAMES})
+    cache.save("ee" + "4" * 30, {"array": FRAMES})
     monkeypatch.undo()
     assert capsys.readouterr().err.count("No space left on device") == 1
     assert [cache.load(k * 2 + d * 30) for k, d in (("c", "2"), ("d", "3"), ("e", "4"))] == [None] * 3
@@ -417,14 +417,14 @@ def test_an_entry_removed_after_it_was_read_is_still_a_hit(tmp_path, monkeypatch
     from timefoil.video import diskcache
 
     cache = frame_cache(tmp_path)
-    cache.save("ff" + "5" * 30, array=FRAMES)
+    cache.save("ff" + "5" * 30, {"array": FRAMES})
 
     def removed(path, *args):
         os.remove(path)  # a prune in another process, between the read and the touch
         raise FileNotFoundError(2, "No such file or directory", path)
 
     monkeypatch.setattr(diskcache.os, "utime", removed)
-    assert np.array_equal(cache.load("ff" + "5" * 30)["array"], FRAMES)
+    assert np.array_equal(cache.load("ff" + "5" * 30)[0]["array"], FRAMES)
     assert "damaged" not in capsys.readouterr().err
 
 

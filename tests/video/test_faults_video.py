@@ -106,6 +106,112 @@ def unix_socket(path) -> None:
     server.bind(str(path))  # the socket file stays after the process closes it
 
 
+def moving_clip(path, encoder: str, options: dict | None = None, container_format: str | None = None,
+                frames: int = 150, fps: int = 30) -> None:
+    """A 64x48 clip of moving texture whose every frame differs from the one before (a frame
+    one early is a wrong frame, never an equal one), lossy in ``encoder``."""
+    import av
+
+    rng = np.random.default_rng(5)
+    texture = np.kron(rng.integers(0, 255, (6, 8, 3), dtype=np.uint8), np.ones((8, 8, 1), np.uint8))
+    with av.open(str(path), "w", format=container_format) as container:
+        stream = container.add_stream(encoder, rate=fps)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        stream.options = options or {}
+        for t in range(frames):
+            image = np.roll(texture, 2 * t, axis=1)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+def frames_in_order(path) -> list[np.ndarray]:
+    """Every frame PyAV decodes, in presentation order: the i-th is index i at a constant rate."""
+    import av
+
+    with av.open(str(path)) as container:
+        frames = [(f.pts if f.pts is not None else k, f.to_ndarray(format="rgb24"))
+                  for k, f in enumerate(container.decode(video=0))]
+    return [array for _, array in sorted(frames, key=lambda pair: pair[0])]
+
+
+def shown_as_decoded(decoded: str, count: int = 5):
+    """Both items answered; the bad video's frames, as the frame cache holds them for the model,
+    equal an independent full decode at the planned indices, and its records say how they
+    were decoded."""
+    def after(tmp_path):
+        from timefoil.video.diskcache import FrameDiskCache
+
+        items = by_item(tmp_path)
+        assert sorted(items) == [BAD, GOOD]
+        assert all(r["answer"]["error"] is None for records in items.values() for r in records), items
+        assert {r["frames"].get("decoded") for r in items[BAD]} == {decoded}, items[BAD]
+        every = frames_in_order(tmp_path / "data" / "videos" / "v0.mp4")
+        disk = FrameDiskCache(str(tmp_path / "cache"))
+        checked = 0
+        for _, _, entry in disk.entries():
+            if not entry.endswith(".frames"):  # one moved aside
+                continue
+            arrays, _ = disk.load(os.path.basename(entry).split(".")[0])
+            if arrays["array"].shape[1:3] == every[0].shape[:2]:  # the bad video's (the good one is 16x16)
+                for frame, (_, index) in zip(arrays["array"], arrays["entries"]):
+                    assert np.array_equal(frame, every[index]), f"frame {index} is not the one on screen"
+                    checked += 1
+        assert checked == count  # VELOCITI's mid-second frames of 5 s, or as the row asks
+    return after
+
+
+def cache_spoiled(spoil):
+    """The run once (its frame cache filled), the bad video's cache entry spoiled by ``spoil``,
+    then the run again into a new folder: the damaged entry must be a miss, moved aside."""
+    def prepare(tmp_path):
+        argv = dataset(lambda p: moving_clip(p, "libx264", {"bframes": "3"}))(tmp_path)
+        first = cli(*argv, env={"TIMEFOIL_CACHE": str(tmp_path / "cache")}, timeout=120)
+        assert first.returncode == 0, first.stderr
+        from timefoil.video.diskcache import FrameDiskCache
+
+        disk = FrameDiskCache(str(tmp_path / "cache"))
+        (entry,) = [e for _, _, e in disk.entries() if _cached_size(disk, e) == (48, 64)]
+        spoil(disk, entry)
+        os.rename(tmp_path / "run", tmp_path / "first-run")
+        os.remove(tmp_path / "cache" / "responses.sqlite")  # asked again, so shown the frames again
+        return argv
+    return prepare
+
+
+def _cached_size(disk, entry) -> tuple[int, int]:
+    return tuple(disk.load(os.path.basename(entry).split(".")[0])[0]["array"].shape[1:3])
+
+
+def flip_a_payload_bit(disk, entry) -> None:
+    data = bytearray(open(entry, "rb").read())
+    data[-40] ^= 0x10  # inside the compressed frames
+    open(entry, "wb").write(data)
+
+
+def rewrite_entry(change):
+    def spoil(disk, entry):
+        key = os.path.basename(entry).split(".")[0]
+        arrays, facts = disk.load(key)
+        disk.save(key, change(dict(arrays)), facts)
+    return spoil
+
+
+def moved_aside_and_decoded_again(tmp_path):
+    """The spoiled entry is kept aside for a look, the second run was shown the frames of a
+    fresh decode (equal to the first run's answers), and the cache holds a good entry again."""
+    assert [name for _, _, names in os.walk(tmp_path / "cache") for name in names if name.endswith(".damaged")]
+    shown_as_decoded("from the start; non-reference frames skipped")(tmp_path)
+    def shown(run):
+        return [(r["id"], r["frames"], r["answer"].get("scores"), r["answer"].get("text"))
+                for r in run_records(tmp_path / run)]
+    assert shown("run") == shown("first-run")
+
+
+DAMAGED = r"^timefoil: a damaged frame cache entry .*\.frames \((?:checksum mismatch|.*)\) was moved to .*\.damaged; "
+
+
 # -- the rows ----------------------------------------------------------------------------------
 def args(tmp_path) -> list[str]:
     return ["run", "velociti", "--model", "random", "--data", str(tmp_path / "data"), "--out",
@@ -124,6 +230,10 @@ def dataset(make_bad):
         good(videos / "v1.mp4")
         return args(tmp_path)
     return prepare
+
+
+def with_args(prepare, *extra: str):
+    return lambda tmp_path: [*prepare(tmp_path), *extra]
 
 
 def by_item(tmp_path) -> dict[str, list[dict]]:
@@ -199,6 +309,30 @@ FAULTS = [
           r"got 'lots'$", nothing_recorded, env={"TIMEFOIL_MAX_FRAME_PIXELS": "lots"}),
     Fault("video turned by its display matrix", dataset(lambda p: write_rotated(p, corner_frame(8, 16), -90, 8, 4)),
           0, r"^$", rotated_after),
+    Fault("AV1 with hidden frames shown later", dataset(lambda p: moving_clip(p, "libsvtav1")), 0, r"^$",
+          shown_as_decoded("from the start; every frame")),
+    Fault("Matroska millisecond stamps",
+          with_args(dataset(lambda p: moving_clip(p, "libx264", {"bframes": "3"}, "matroska")), "--frames", "4"),
+          0, r"^$", shown_as_decoded("from the start; non-reference frames skipped", count=4)),  # frames 56 and
+    # 131 of 30 fps are stamped 1867 and 4367 ms, after their times
+    Fault("AVI with B-frame delay", dataset(lambda p: moving_clip(p, "mpeg4", {"bf": "2"}, "avi")), 0, r"^$",
+          shown_as_decoded("from the start; non-reference frames skipped")),
+    Fault("raw H.264 stream sampled past 2 s",
+          with_args(dataset(lambda p: moving_clip(p, "libx264", {"bframes": "3"}, "h264", frames=300)),
+                    "--frames", "2"),  # at 3 s and 9 s of the 12 s FFmpeg assumes (25 fps)
+          0, r"^$", shown_as_decoded("from the start; every frame (seek failed)", count=2)),
+    Fault("flipped bit in a frame cache entry", cache_spoiled(flip_a_payload_bit), 0, DAMAGED,
+          moved_aside_and_decoded_again),
+    Fault("frame cache entry of float frames",
+          cache_spoiled(rewrite_entry(lambda a: {**a, "array": a["array"].astype(np.float32)})), 0, DAMAGED,
+          moved_aside_and_decoded_again),
+    Fault("frame cache entry with a frame too few",
+          cache_spoiled(rewrite_entry(lambda a: {**a, "array": a["array"][1:]})), 0, DAMAGED,
+          moved_aside_and_decoded_again),
+    Fault("frame cache entry under another key",
+          cache_spoiled(lambda disk, entry: os.replace(
+              [e for _, _, e in disk.entries() if e != entry][0], entry)), 0, DAMAGED,
+          moved_aside_and_decoded_again),
 ]
 
 

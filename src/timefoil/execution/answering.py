@@ -38,6 +38,8 @@ class Answerer:
             info["capped"] = {"asked": asked, "max_frames": request.sampling.max_frames}
         if frames.rate_guessed:  # said in the record, never silently assumed
             info["rate_guessed"] = True
+        if frames.decoded:  # which path decoded it (seek, skipped frames): per video of a pair
+            info["decoded"] = frames.decoded[0] if len(frames.decoded) == 1 else list(frames.decoded)
         if any(frames.rotations):  # shown upright: turned by this many degrees (per video of a pair)
             info["rotation"] = frames.rotations[0] if len(frames.rotations) == 1 else list(frames.rotations)
         return info, None

@@ -1,13 +1,17 @@
 """The on-disk frame cache: compressed (lossless) and bounded. Entries past the budget are
-evicted least recently used first; a damaged entry is removed with a warning naming it.
+evicted least recently used first.
 
 An entry is the sample's arrays in one zstandard frame (fast level -2). Measured per sample of 8
 decoded 640x480 frames (bench/decode.py), writing costs about a fifth of decoding them and
 reading back is over five times faster than decoding, where ``np.savez_compressed`` (deflate)
 cost more than the decode it saved and read back barely faster. Entries written before in
-that format (``.npz``) are still read."""
+that format (``.npz``) are never read (their keys changed) and are pruned as any other.
+
+Each entry is checked when read: its key, its arrays' layout and a SHA-256 of both and of the
+arrays' bytes; a damaged one is moved aside (``<entry>.damaged``) with one warning, and is a miss."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -34,20 +38,39 @@ def cache_budget() -> int:
     return parse_size(value) if value else DEFAULT_MAX
 
 
-MAGIC = b"timefoil-frames-2\n"
-SUFFIX, LEGACY = ".frames", ".npz"  # this format, and deflated npz entries from before
+MAGIC = b"timefoil-frames-3\n"
+SUFFIX = ".frames"
+OLD_SUFFIXES = (".npz",)  # entries of formats before: never read again (their keys changed), still pruned
+DAMAGED = ".damaged"  # an entry that failed its checks, moved aside: kept to look at, pruned like the rest
 LEVEL = -2  # fast: on noisy camera frames 0.8 of level 1's time at the same size; level 3 took twice as long
 
 
-def write_entry(handle, arrays: dict[str, np.ndarray]) -> None:
-    """MAGIC, the header's length (4 bytes), the header (JSON: each array's name, dtype and
-    shape), then every array's bytes in one zstandard frame, fed to the compressor straight
-    from the arrays' memory (no joined copy of the frames)."""
+class DamagedEntry(ValueError):
+    """An entry that is not what was written for its key: a miss, moved aside."""
+
+
+def _digest(header: bytes, arrays) -> str:
+    """SHA-256 over the header (key, layout, facts) and every array's bytes: a flipped bit
+    anywhere is a mismatch. Hardware SHA makes it about a fortieth of a decode of the frames."""
+    digest = hashlib.sha256(header)
+    for value in arrays:
+        digest.update(value.reshape(-1).view(np.uint8))
+    return digest.hexdigest()
+
+
+def write_entry(handle, key: str, arrays: dict[str, np.ndarray], facts: dict | None = None) -> None:
+    """MAGIC, the header's length (4 bytes), the header (JSON: the key, each array's name, dtype
+    and shape, the facts, and the SHA-256 of all that and the arrays' bytes), then every array's
+    bytes in one zstandard frame, fed to the compressor straight from the arrays' memory (no
+    joined copy of the frames)."""
     import zstandard
 
     shapes = {name: list(np.shape(value)) for name, value in arrays.items()}
     arrays = {name: np.ascontiguousarray(value) for name, value in arrays.items()}  # 0-d become 1-d: same bytes
-    header = json.dumps([[name, value.dtype.str, shapes[name]] for name, value in arrays.items()]).encode()
+    described = json.dumps({"key": key, "arrays": [[name, value.dtype.str, shapes[name]]
+                                                   for name, value in arrays.items()],
+                            "facts": facts or {}}, sort_keys=True).encode()
+    header = json.dumps({"described": described.decode(), "sha256": _digest(described, arrays.values())}).encode()
     handle.write(MAGIC + struct.pack("<I", len(header)) + header)
     stream = zstandard.ZstdCompressor(level=LEVEL).compressobj(size=sum(v.nbytes for v in arrays.values()))
     for value in arrays.values():
@@ -55,31 +78,37 @@ def write_entry(handle, arrays: dict[str, np.ndarray]) -> None:
     handle.write(stream.flush())
 
 
-def read_entry(path: str) -> dict[str, np.ndarray]:
+def read_entry(path: str, key: str) -> tuple[dict[str, np.ndarray], dict]:
+    """(arrays, facts) of the entry at ``path``, checked: written for ``key``, of the layout its
+    header gives, with the checksum it was written with. Anything else raises DamagedEntry."""
     import zstandard
 
     with open(path, "rb") as handle:
         data = handle.read()
     if not data.startswith(MAGIC):
-        raise ValueError("not a frame cache entry")
+        raise DamagedEntry("not a frame cache entry of this format")
     start = len(MAGIC) + 4
     (length,) = struct.unpack("<I", data[len(MAGIC):start])
-    layout = json.loads(data[start:start + length])
-    payload = zstandard.ZstdDecompressor().decompress(data[start + length:])
-    out, offset = {}, 0
-    for name, dtype, shape in layout:
-        size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        out[name] = np.frombuffer(payload, dtype=dtype, count=size // np.dtype(dtype).itemsize,
-                                  offset=offset).reshape(shape)
-        offset += size
+    try:
+        header = json.loads(data[start:start + length])
+        described = header["described"].encode()
+        layout = json.loads(described)
+        payload = zstandard.ZstdDecompressor().decompress(data[start + length:])
+        out, offset = {}, 0
+        for name, dtype, shape in layout["arrays"]:
+            dtype = np.dtype(dtype)
+            count = int(np.prod(shape, dtype=np.int64))
+            out[name] = np.frombuffer(payload, dtype=dtype, count=count, offset=offset).reshape(shape)
+            offset += count * dtype.itemsize
+    except (ValueError, KeyError, TypeError, UnicodeError, zstandard.ZstdError) as exc:
+        raise DamagedEntry(f"unreadable ({type(exc).__name__})") from None
     if offset != len(payload):
-        raise ValueError("entry length does not match its header")
-    return out
-
-
-def _read_legacy(path: str) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
+        raise DamagedEntry("length does not match its header")
+    if _digest(described, out.values()) != header.get("sha256"):
+        raise DamagedEntry("checksum mismatch")
+    if layout.get("key") != key:
+        raise DamagedEntry("written for another key")
+    return out, layout.get("facts", {})
 
 
 class FrameDiskCache:
@@ -96,19 +125,15 @@ class FrameDiskCache:
     def path(self, key: str, suffix: str = SUFFIX) -> str:
         return os.path.join(self.root, key[:2], key + suffix)
 
-    def load(self, key: str) -> dict | None:
+    def load(self, key: str) -> tuple[dict[str, np.ndarray], dict] | None:
+        """(arrays, facts) stored under ``key``, or None: never stored, or damaged (moved aside)."""
         path = self.path(key)
         try:
-            try:
-                value = read_entry(path)
-            except FileNotFoundError:  # never stored in this format: perhaps in the one before
-                path = self.path(key, LEGACY)
-                value = _read_legacy(path)
+            value = read_entry(path, key)
         except FileNotFoundError:  # never stored, or removed meanwhile by a prune or a clear
             return None
-        except Exception as exc:  # damaged: a miss, said once, and the file goes
-            print(f"timefoil: removed a damaged frame cache entry {path} ({type(exc).__name__})", file=sys.stderr)
-            self._remove(path)
+        except (DamagedEntry, OSError) as exc:
+            self.discard(key, str(exc) if isinstance(exc, DamagedEntry) else type(exc).__name__)
             return None
         try:
             os.utime(path)  # recently used: evicted last
@@ -116,7 +141,19 @@ class FrameDiskCache:
             pass
         return value
 
-    def save(self, key: str, **arrays) -> None:
+    def discard(self, key: str, reason: str) -> None:
+        """A damaged entry: said once (it is moved, so never found again) and moved aside."""
+        path = self.path(key)
+        try:
+            os.replace(path, path + DAMAGED)
+            where = f"moved to {path + DAMAGED}"
+        except OSError:
+            self._remove(path)
+            where = "removed"
+        print(f"timefoil: a damaged frame cache entry {path} ({reason}) was {where}; its frames are decoded again",
+              file=sys.stderr)
+
+    def save(self, key: str, arrays: dict[str, np.ndarray], facts: dict | None = None) -> None:
         """Stored whole or not at all. A store that fails (a full disk, a read-only mount, the
         entry's folder removed meanwhile) costs a decode next time, never the run: said once."""
         path = self.path(key)
@@ -125,7 +162,7 @@ class FrameDiskCache:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=f".{key}.", suffix=".tmp")
             with os.fdopen(fd, "wb") as handle:
-                write_entry(handle, arrays)
+                write_entry(handle, key, arrays, facts)
             os.replace(tmp, path)  # atomic: a killed run never leaves half an entry
             tmp = None
             size = os.path.getsize(path)
@@ -149,7 +186,7 @@ class FrameDiskCache:
         out = []
         for folder, _, files in os.walk(self.root):
             for name in files:
-                if name.endswith((SUFFIX, LEGACY)):
+                if name.endswith((SUFFIX, DAMAGED, *OLD_SUFFIXES)):
                     full = os.path.join(folder, name)
                     try:
                         info = os.stat(full)

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..core.hashing import file_hash, stable_hash
 from ..core.items import VideoRef
 from ..core.once import OnceEach
-from .decode import VideoError, VideoUndecodable, decode_indices, frame_pixel_budget, probe
+from .decode import VideoError, VideoUndecodable, decode_frames, frame_pixel_budget, probe
 from .diskcache import FrameDiskCache
 from .sampling import FramePlan, PartInfo, Sampling, ablation_order, plan_frames, rate_frame_count, window_frames
 
@@ -30,6 +30,7 @@ class Frames:
     sampled_fps: float | None = None  # the rate of the sampling (frames per second of timeline)
     rate_guessed: bool = False  # a source without timestamps: its frame rate, so the times, are guesses
     rotations: tuple = ()  # per source: degrees its frames were turned to be shown upright (display matrix)
+    decoded: tuple = ()  # per source: how its frames were decoded (seek or not, frames skipped or not)
 
 
 @dataclass
@@ -52,9 +53,11 @@ def content_key(ref: VideoRef) -> dict:
     return {"sha": digest, "start": ref.start, "end": ref.end}
 
 
-# Part of every frame cache key: 2 since frames are turned upright by their display matrix
-# (entries written before hold rotated videos sideways).
-FRAMES_FORMAT = 2
+# Part of every frame cache key (and so of every response cache key): 2 since frames are turned
+# upright by their display matrix (entries written before hold rotated videos sideways); 3 since
+# AV1 decodes every frame, Matroska's millisecond stamps and AVI's B-frame delay are read right
+# (entries written before may hold the frame before the one wanted).
+FRAMES_FORMAT = 3
 
 
 def _resize_nearest(array: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -82,16 +85,16 @@ class FrameStore:
 
     def get(self, ref: VideoRef, sampling: Sampling) -> Frames:
         key = stable_hash({"video": content_key(ref), "sampling": sampling.decode_key(), "format": FRAMES_FORMAT}, 32)
-        decoded = self._load(key)
-        if decoded is None:  # looked up again inside: another thread may have just decoded it
-            decoded = self._decoding.run(key, lambda: self._load(key) or self._save(key, self._decode(ref, sampling)))
-        array, entries, degenerate, times, rate, guessed, rotations = decoded
-        order = ablation_order(len(entries), sampling, ref.key())
-        return Frames(array[order], tuple(entries[i] for i in order), degenerate,
-                      tuple(float(times[i]) for i in order), rate, guessed, rotations)
+        sample = self._load(key, sampling)
+        if sample is None:  # looked up again inside: another thread may have just decoded it
+            sample = self._decoding.run(key, lambda: self._load(key, sampling)
+                                        or self._save(key, self._decode(ref, sampling)))
+        order = ablation_order(len(sample.entries), sampling, ref.key())
+        return replace(sample, array=sample.array[order], entries=tuple(sample.entries[i] for i in order),
+                       times=tuple(sample.times[i] for i in order))
 
     # -- caching -------------------------------------------------------------------------
-    def _load(self, key: str):
+    def _load(self, key: str, sampling: Sampling) -> Frames | None:
         with self._lock:
             if key in self._memory:
                 self._memory.move_to_end(key)
@@ -100,32 +103,34 @@ class FrameStore:
         stored = self.disk.load(key) if self.disk else None
         if stored is None:
             return None
-        value = (stored["array"], _entries_from(stored["entries"]), bool(stored["degenerate"]),
-                 [float(t) for t in stored["times"]], float(stored["rate"]),
-                 bool(stored["rate_guessed"]) if "rate_guessed" in stored else False,
-                 tuple(int(r) for r in stored["rotations"]) if "rotations" in stored else ())
+        try:
+            sample = _sample_from(*stored, sampling)
+        except (ValueError, KeyError, TypeError) as exc:  # checksummed, yet not a sample: written wrong
+            self.disk.discard(key, str(exc))
+            return None
         with self._lock:
             self.stats.disk_hits += 1
-        self._remember(key, value)
-        return value
+        self._remember(key, sample)
+        return sample
 
-    def _save(self, key: str, value):
-        self._remember(key, value)
+    def _save(self, key: str, sample: Frames) -> Frames:
+        self._remember(key, sample)
         if self.disk and self.store:
-            array, entries, degenerate, times, rate, guessed, rotations = value
-            encoded = np.array([(-1, -1) if e is None else e for e in entries], dtype=np.int64).reshape(-1, 2)
-            self.disk.save(key, array=array, entries=encoded, degenerate=degenerate,
-                           times=np.asarray(times, dtype=np.float64), rate=rate, rate_guessed=guessed,
-                           rotations=np.asarray(rotations, dtype=np.int64))
-        return value
+            encoded = np.array([(-1, -1) if e is None else e for e in sample.entries], dtype=np.int64).reshape(-1, 2)
+            self.disk.save(key, {"array": sample.array, "entries": encoded,
+                                 "times": np.asarray(sample.times, dtype=np.float64)},
+                           {"degenerate": sample.degenerate, "rate": sample.sampled_fps,
+                            "rate_guessed": sample.rate_guessed, "rotations": list(sample.rotations),
+                            "decoded": list(sample.decoded)})
+        return sample
 
-    def _remember(self, key: str, value) -> None:
+    def _remember(self, key: str, sample: Frames) -> None:
         with self._lock:
-            self._used += value[0].nbytes - (self._memory[key][0].nbytes if key in self._memory else 0)
-            self._memory[key] = value
+            self._used += sample.array.nbytes - (self._memory[key].array.nbytes if key in self._memory else 0)
+            self._memory[key] = sample
             while self._used > self.memory_bytes and len(self._memory) > 1:
                 _, old = self._memory.popitem(last=False)
-                self._used -= old[0].nbytes
+                self._used -= old.array.nbytes
 
     # -- decoding ------------------------------------------------------------------------
     def _decode(self, ref: VideoRef, sampling: Sampling):
@@ -148,18 +153,20 @@ class FrameStore:
         else:
             width, height = infos[0].width, infos[0].height
         per_part: dict[int, dict[int, np.ndarray]] = {}
+        decoded = []
         for p, source in enumerate(sources):
             wanted = sorted({e[1] for e in plan.entries if e is not None and e[0] == p})
             if wanted:
-                frames = decode_indices(source.path, wanted, sampling.resize, self.max_pixels)
+                frames, how = decode_frames(source.path, wanted, sampling.resize, self.max_pixels)
                 if frames.shape[1:3] != (height, width):
                     frames = _resize_nearest(frames, height, width)
                 per_part[p] = dict(zip(wanted, frames))
+                decoded.append(how)
         black = np.zeros((height, width, 3), np.uint8)
         array = np.stack([black if e is None else per_part[e[0]][e[1]] for e in plan.entries])
         times, rate = frame_times(plan.entries, parts, sampling, ref.gap)
-        return (array, list(plan.entries), plan.degenerate, times, rate, any(i.rate_guessed for i in infos),
-                tuple(i.rotation for i in infos))
+        return Frames(array, tuple(plan.entries), plan.degenerate, tuple(times), rate,
+                      any(i.rate_guessed for i in infos), tuple(i.rotation for i in infos), tuple(decoded))
 
 
 def frame_times(entries, parts, sampling: Sampling, gap: float = 0.0) -> tuple[list[float], float]:
@@ -189,8 +196,23 @@ def frames_asked(frames: Frames, sampling: Sampling) -> int | None:
     return asked if asked > shown else None
 
 
-def _entries_from(encoded: np.ndarray) -> list:
-    return [None if int(p) < 0 else (int(p), int(i)) for p, i in encoded]
+def _sample_from(arrays: dict[str, np.ndarray], facts: dict, sampling: Sampling) -> Frames:
+    """A sample read back from the disk cache, checked against what a decode makes: RGB uint8
+    frames, one plan entry and one time per frame, at the sampling's size where it sets one."""
+    array, entries, times = arrays["array"], arrays["entries"], arrays["times"]
+    if array.dtype != np.uint8 or array.ndim != 4 or array.shape[3] != 3 or not array.shape[0]:
+        raise ValueError(f"frames of dtype {array.dtype} and shape {array.shape}, not uint8 [n, h, w, 3]")
+    n = array.shape[0]
+    if entries.shape != (n, 2) or times.shape != (n,):
+        raise ValueError(f"{n} frames with {len(entries)} plan entries and {len(times)} times")
+    if sampling.resize and array.shape[1:3] != tuple(sampling.resize)[::-1]:
+        raise ValueError(f"frames of {array.shape[2]}x{array.shape[1]}, not the sampling's {sampling.resize}")
+    if not np.all(np.isfinite(times)):
+        raise ValueError("frame times that are not finite")
+    return Frames(array, tuple(None if int(p) < 0 else (int(p), int(i)) for p, i in entries),
+                  bool(facts["degenerate"]), tuple(float(t) for t in times), float(facts["rate"]),
+                  bool(facts["rate_guessed"]), tuple(int(r) for r in facts["rotations"]),
+                  tuple(str(how) for how in facts["decoded"]))
 
 
 __all__ = ["FrameStore", "Frames", "FrameStats", "VideoError", "content_key", "frames_asked"]
