@@ -152,8 +152,10 @@ def vlm_prompt(tokenizer, visual: list[dict], text: str) -> str:
                                          add_generation_prompt=True, tokenize=False)
 
 
-def vlm_tokenizer(texts, family: str):
-    """A word-level tokenizer that knows the family's placeholder tokens as special tokens."""
+def vlm_tokenizer(texts, family: str, adds_bos: bool = False):
+    """A word-level tokenizer that knows the family's placeholder tokens as special tokens; with
+    ``adds_bos``, one that puts its begin token before every text it tokenises with special
+    tokens, as Gemma's and Llama's do."""
     from tokenizers import AddedToken
 
     from .models.families import FAMILIES
@@ -165,6 +167,12 @@ def vlm_tokenizer(texts, family: str):
     if recipe.named_tokens:
         tokenizer._set_model_specific_special_tokens(special_tokens=dict(recipe.named_tokens))
     tokenizer.chat_template = recipe.chat_template
+    if adds_bos:
+        from tokenizers.processors import TemplateProcessing
+
+        bos = tokenizer.bos_token
+        tokenizer._tokenizer.post_processor = TemplateProcessing(
+            single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, tokenizer.bos_token_id)])
     return tokenizer
 
 

@@ -136,6 +136,29 @@ def test_live_against_the_official_processor(setups):
             assert torch.equal(torch.as_tensor(ours[key]), torch.as_tensor(reference[key])), key
 
 
+@pytest.mark.parametrize("family, parts", [("gemma3", [{"type": "image"}] * 2),
+                                           ("llava_next_video", [{"type": "video"}])])
+def test_the_begin_token_stands_once_in_every_row_of_an_unequal_batch(tmp_path, family, parts):
+    """As a model card's apply_chat_template(..., tokenize=True) tokenises: a template that
+    writes <bos> (Gemma 3) gets no second one from the tokenizer, a template that does not
+    (LLaVA-NeXT-Video's) gets the tokenizer's. Two prompts of different lengths: the shorter
+    is padded on the left, and each row's first real token is its only <bos>."""
+    tokenizer = vlm_tokenizer(WORDS, family, adds_bos=True)
+    tokenizer.padding_side = "left"
+    assert tokenizer("a man")["input_ids"][0] == tokenizer.bos_token_id  # the tokenizer does add one
+    write_processor_files(tmp_path, family, tokenizer)
+    builder = build_vision(family, str(tmp_path), tokenizer)
+    frames = pattern_frames(2, 64, 64)
+    texts = [vlm_prompt(tokenizer, parts, "a man"), vlm_prompt(tokenizer, parts, WORDS[0])]
+    assert texts[0].startswith(tokenizer.bos_token) == (family == "gemma3")
+    batch = build_batch(builder, tokenizer, texts, [frames, frames], [Timing(1.0)] * 2, as_images=family == "gemma3")
+    lengths = batch["attention_mask"].sum(1).tolist()
+    assert lengths[0] < lengths[1] and batch["attention_mask"][0, 0] == 0  # the short row is padded first
+    for row, mask in zip(batch["input_ids"], batch["attention_mask"]):
+        real = row[mask.bool()]
+        assert real[0] == tokenizer.bos_token_id and int((real == tokenizer.bos_token_id).sum()) == 1
+
+
 def test_shorter_side_resize_and_centre_crop_by_hand():
     """The longer side is truncated: 203x367 at 336 gives 336 x int(607.4) = 607; a portrait
     300x200 gives 504x336. A crop larger than the frame pads zeros, the odd pixel after: 2x3 to

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..video.frames import Frames
 from .families import FAMILIES, INPUT_KINDS, build_vision, family_spec, taking
-from .video_inputs import Timing, UnsupportedFamily, _torch, build_batch, chat_template
+from .video_inputs import Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template
 
 PREPROCESS = ("timefoil", "official")
 VIDEO_AS = ("auto", *INPUT_KINDS)  # auto: the family's first (video where it takes video)
@@ -33,13 +33,17 @@ def official_processor(path: str, revision: str | None = None):
     from transformers import AutoProcessor
 
     try:
-        return AutoProcessor.from_pretrained(path, **({"revision": revision} if revision else {}))
+        processor = AutoProcessor.from_pretrained(path, **({"revision": revision} if revision else {}))
     except ImportError as exc:
         # transformers' message runs over several lines: keep its first sentence
         reason = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
         raise ImportError(f"the official processor of {path} cannot be built here ({reason}); drop "
                           "preprocess=official to use timefoil's own preprocessing, which needs no torchvision"
                           ) from None
+    # a batch's answers are read at its last position: pads must come first (most processors'
+    # tokenizers pad on the right by default, so a shorter prompt's answer was read at a pad)
+    getattr(processor, "tokenizer", processor).padding_side = "left"
+    return processor
 
 
 class InputEncoder:
@@ -110,7 +114,8 @@ class InputEncoder:
         if not self.vision or not shown:
             # the chat template already holds a text model's special tokens; a video LLM's text is
             # tokenised as its processor does it, with or without a video
-            return dict(self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=self.vision))
+            special = adds_special_tokens(self.tokenizer, texts) if self.vision else False
+            return dict(self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=special))
         if self.processor is not None:
             return self._official(texts, frames)
         batch = build_batch(self.builder, self.tokenizer, texts, [f.array if f is not None else None for f in frames],
@@ -123,11 +128,13 @@ class InputEncoder:
 
     def _official(self, texts: list[str], frames: list[Frames | None], processor=None) -> dict:
         processor = processor or self.processor
+        special = adds_special_tokens(processor.tokenizer, texts)  # as apply_chat_template(tokenize=True)
         arrays = [f.array for f in frames if f is not None]
         if self.video_as == "images":
             # one list of images per text: Gemma 3's processor counts each text's images apart
             images = [list(array) for array in arrays]
-            return dict(processor(text=texts, images=images, return_tensors="pt", padding=True))
+            return dict(processor(text=texts, images=images, return_tensors="pt", padding=True,
+                                  add_special_tokens=special))
         # each frame's index at the sampling rate, from its real time: a processor that writes times
         # into the prompt (Qwen3-VL: index / fps) writes the times the frames were taken at
         metadata = [{"total_num_frames": len(f.array), "fps": f.sampled_fps,
@@ -136,7 +143,7 @@ class InputEncoder:
         # the frames are timefoil's sampling: a processor that samples by default (Qwen3-VL: 2 fps,
         # at least 4 frames) must not thin them again
         return dict(processor(text=texts, videos=arrays, video_metadata=metadata, do_sample_frames=False,
-                              return_tensors="pt", padding=True))
+                              return_tensors="pt", padding=True, add_special_tokens=special))
 
     def _compare_with_official(self, texts, frames, batch) -> None:
         """Build the first batch again with the official processor; a difference is a warning

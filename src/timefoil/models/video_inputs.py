@@ -308,6 +308,15 @@ def substitute_placeholders(text: str, token: str, replacements: Sequence[str]) 
     return "".join(out)
 
 
+def adds_special_tokens(tokenizer, prompts: Sequence[str]) -> bool:
+    """Whether rendered chat prompts are tokenised with the tokenizer's special tokens, as the
+    path a model card gives (the processor's ``apply_chat_template(..., tokenize=True)``) does
+    it: yes, unless the template already wrote the begin token (Gemma's ``<bos>``), which would
+    then stand twice."""
+    bos = getattr(tokenizer, "bos_token", None)
+    return not (bos and prompts and prompts[0].startswith(bos))
+
+
 def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos: Sequence[np.ndarray | None],
                 timings: Sequence[Timing | None] = (), as_images: bool = False, memo: dict | None = None) -> dict:
     """Model inputs for ``texts`` (each holding one placeholder per visual input) and their
@@ -333,7 +342,8 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
         token = builder.image_token if as_images else builder.video_token
         expanded.append(substitute_placeholders(text, token, builder.placeholders(token, counts, timing)))
         pieces.append(inputs)
-    batch = dict(tokenizer(list(expanded), return_tensors="pt", padding=True))
+    batch = dict(tokenizer(list(expanded), return_tensors="pt", padding=True,
+                           add_special_tokens=adds_special_tokens(tokenizer, expanded)))
     batch.update(builder.token_types(batch["input_ids"], tokenizer))
     for key in (pieces[0] if pieces else {}):
         values = [p[key] for p in pieces]
@@ -344,6 +354,7 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
     return batch
 
 
-__all__ = ["PixelSettings", "ProcessorConfig", "Timing", "UnsupportedFamily", "VisionBuilder", "build_batch",
+__all__ = ["PixelSettings", "ProcessorConfig", "Timing", "UnsupportedFamily", "VisionBuilder", "adds_special_tokens",
+           "build_batch",
            "center_crop", "chat_template", "expand_placeholders", "processor_settings", "rescale_and_normalize",
            "resize", "shortest_edge_size", "smart_resize", "substitute_placeholders", "to_nchw"]
