@@ -120,10 +120,11 @@ def test_gemini_replies_read_as_documented():
     from timefoil.models.served.gemini import Gemini
 
     model = Gemini("m", "http://127.0.0.1:9/v1beta")
-    # proto3 JSON leaves a 0 log-probability out: that token is certain, not unreadable
-    read = model.reply({"candidates": [{"content": {"parts": [{"text": "Ye"}, {"text": "s"}]}, "finishReason": "STOP",
+    # a candidate without logProbability is unknown, never certain; a thought part is not the answer
+    read = model.reply({"candidates": [{"content": {"parts": [{"text": "No, wait", "thought": True}, {"text": "Ye"},
+                                                              {"text": "s"}]}, "finishReason": "STOP",
                                         "logprobsResult": {"topCandidates": [{"candidates": [{"token": "Yes"}]}]}}]})
-    assert (read.text, read.finish_reason, read.alternatives) == ("Yes", "STOP", [("Yes", 0.0)])
+    assert (read.text, read.finish_reason, read.alternatives) == ("Yes", "STOP", [("Yes", None)])
     blocked = model.reply({"promptFeedback": {"blockReason": "SAFETY"}})  # an answer (empty), not a retry
     assert (blocked.text, blocked.finish_reason) == ("", "blocked: SAFETY")
     for malformed in ({}, {"candidates": []}, {"candidates": "x"}):
