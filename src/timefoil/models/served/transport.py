@@ -29,9 +29,9 @@ from typing import Any, Iterator, Sequence
 
 from ..requests import Answer, Request
 from ...video.decode import VideoError
+from ...core.redaction import without_cut_secret
 from ..base import FrameSource
 from .frames import NotSendable
-from ...core.redaction import without_cut_secret
 from .limits import ReplyTooLarge, TransientError, clean, retry_after_seconds
 from .reading import READERS, Reply
 
@@ -217,9 +217,12 @@ class Transport:
     async def _exchange(self, client, payload: dict) -> tuple[int, bytes, Any]:
         """One HTTP attempt: (status, body, headers). A success's body is read in pieces and
         never beyond ``max_reply_bytes``: a reply over it raises ReplyTooLarge. Any other body
-        is read up to ``ERROR_READ`` bytes and cut there (only its start is kept)."""
+        is read up to ``ERROR_READ`` bytes and cut there (only its start is kept); a retried
+        one only where it may say when to come back (no Retry-After header)."""
         async with client.stream("POST", self.endpoint, json=payload) as response:
             status = response.status_code
+            if status in RETRY_STATUS and (status not in RETRY_AFTER_STATUS or "retry-after" in response.headers):
+                return status, b"", response.headers
             limit = self.max_reply_bytes if status < 300 else ERROR_READ
             body = bytearray()
             async for chunk in response.aiter_bytes():
