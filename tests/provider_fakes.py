@@ -56,9 +56,13 @@ def gemini_violations(path: str, headers, body: dict, model: str, key: str) -> l
                 or inline.get("mimeType") not in IMAGE_TYPES | {"video/mp4"}:
             wrong.append("an inlineData part")
     config = body.get("generationConfig") or {}
-    if set(config) - {"temperature", "maxOutputTokens", "seed", "responseLogprobs", "logprobs"} or \
+    if set(config) - {"temperature", "maxOutputTokens", "seed", "responseLogprobs", "logprobs", "thinkingConfig"} or \
             config.get("temperature") != 0 or not isinstance(config.get("maxOutputTokens"), int):
         wrong.append(f"generationConfig {config}")
+    thinking = config.get("thinkingConfig", {"thinkingBudget": 0})
+    if set(thinking) != {"thinkingBudget"} or not isinstance(thinking["thinkingBudget"], int) or \
+            thinking["thinkingBudget"] < 0:
+        wrong.append(f"thinkingConfig {thinking}")
     if ("logprobs" in config) != (config.get("responseLogprobs") is True):
         wrong.append("logprobs without responseLogprobs")
     if "systemInstruction" in body and not isinstance(body["systemInstruction"]["parts"][0]["text"], str):
@@ -66,12 +70,18 @@ def gemini_violations(path: str, headers, body: dict, model: str, key: str) -> l
     return wrong
 
 
-def anthropic_violations(path: str, headers, body: dict, model: str, key: str) -> list[str]:
+NO_TEMPERATURE = ("claude-opus-4-7", "claude-opus-4-8")  # they answer 400 "temperature is deprecated for this model"
+
+
+def anthropic_violations(path: str, headers, body: dict, model: str, key: str,
+                         version: str = "2023-06-01") -> list[str]:
     wrong = []
     if path != "/v1/messages":
         wrong.append(f"path {path}")
-    if headers.get("x-api-key") != key or headers.get("anthropic-version") != "2023-06-01":
+    if headers.get("x-api-key") != key or headers.get("anthropic-version") != version:
         wrong.append("x-api-key or anthropic-version")
+    if "temperature" in body and any(name in model for name in NO_TEMPERATURE):
+        wrong.append("temperature is deprecated for this model")
     if "authorization" in {name.lower() for name in headers} or "x-goog-api-key" in {n.lower() for n in headers}:
         wrong.append("a header of another provider")
     if set(body) - {"model", "max_tokens", "messages", "system", "temperature"} or body.get("model") != model:
@@ -145,8 +155,8 @@ class ProviderServer:
     """One provider's fake on loopback. ``script(handler, body, call)``, when set, answers in
     place of the documented reply (a test's misbehaving server); the shape is checked first."""
 
-    def __init__(self, kind: str, key: str, model: str = "m", script=None):
-        check, reply, prefix = SHAPES[kind]
+    def __init__(self, kind: str, key: str, model: str = "m", script=None, **expected):
+        check, reply, prefix = SHAPES[kind]  # expected: what the check takes besides (anthropic's version)
         self.kind, self.script, self.lock = kind, script, threading.Lock()
         self.calls, self.violations, self.bodies = 0, [], []
         outer = self
@@ -154,7 +164,7 @@ class ProviderServer:
         class Handler(JsonHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                wrong = check(self.path, self.headers, body, model, key)
+                wrong = check(self.path, self.headers, body, model, key, **expected)
                 with outer.lock:
                     outer.calls += 1
                     call = outer.calls

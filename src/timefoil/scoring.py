@@ -49,13 +49,14 @@ class ScoreReport:
     metrics: list[MetricValue]
     failures: list[tuple[str, str]]  # (item id, error message)
     unanswered: int = 0
+    stopped: int = 0  # answers refused, blocked or out of tokens (not counted as parse failures)
     other_shards: int = 0  # a shard's items whose other requests were answered by other shards (not scored here)
     corrupt_lines: list[int] = field(default_factory=list)  # items.jsonl lines that are not records
 
     def to_json(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "model": self.model, "protocol": self.protocol,
                 "items": self.items, "errors": self.errors, "parse_failures": self.parse_failures,
-                "ties": self.ties, "unanswered": self.unanswered,
+                "stopped": self.stopped, "ties": self.ties, "unanswered": self.unanswered,
                 "metrics": [m.to_json() for m in self.metrics],
                 "failures": [{"id": i, "error": e} for i, e in self.failures],
                 **({"corrupt_lines": self.corrupt_lines} if self.corrupt_lines else {}),
@@ -122,13 +123,14 @@ def section_metrics(outcomes: Sequence[Outcome], protocol: Protocol, spec: Summa
     if proficiency and main:
         result.append((_all_correct("P+T", outcomes, protocol, tie_policy), outcomes))
     failures = sum(o.parse_failures for o in outcomes)
+    stopped = sum(o.stopped for o in outcomes)
     errors = sum(bool(o.errors) or bool(o.unanswered) for o in outcomes)
     rename = spec.rename
     if spec.multichoice_rename is not None and all(o.n_options > 2 for o in outcomes):
         rename = spec.multichoice_rename
     out = []
     for metric, covered in result:
-        extra = dict(metric.extra, parse_failures=failures, errors=errors)
+        extra = dict(metric.extra, parse_failures=failures, stopped=stopped, errors=errors)
         if any(o.degenerate for o in covered):  # the text score, which shows no joined video, stays valid
             extra["warning"] = DEGENERATE
         out.append(MetricValue(rename.get(metric.name, metric.name), metric.value, metric.n,
@@ -243,6 +245,6 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
     return ScoreReport(
         benchmark=benchmark, model=model, protocol=protocol, items=len(outcomes),
         errors=sum(bool(o.errors) or bool(o.unanswered) for o in outcomes),
-        parse_failures=sum(o.parse_failures for o in outcomes),
+        parse_failures=sum(o.parse_failures for o in outcomes), stopped=sum(o.stopped for o in outcomes),
         ties=sum(o.tie() for o in outcomes), unanswered=sum(o.unanswered for o in outcomes),
         metrics=summarize(outcomes, protocol, spec, tie_policy), failures=failures, other_shards=other_shards)

@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from faults import Fault, run_fault  # noqa: E402
+from faults import Fault, cli, run_fault  # noqa: E402
 from provider_fakes import ProviderServer  # noqa: E402
 
 from timefoil.execution.store import RunLog  # noqa: E402
@@ -100,6 +100,25 @@ def echo_key(header: str):
     return script
 
 
+def rate_limited_for(delay: str):
+    """429 with no Retry-After header, the wait said in the body's RetryInfo as Gemini does."""
+    body = {"error": {"code": 429, "message": "Resource has been exhausted", "status": "RESOURCE_EXHAUSTED",
+                      "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+                                  {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]}}
+    return always(429, json.dumps(body).encode())
+
+
+def gemini_finished(reason: str, parts: list[dict]):
+    """A 200 whose one candidate ended for ``reason`` with ``parts`` (none: nothing written)."""
+    candidate = {"content": {"parts": parts, "role": "model"}, "finishReason": reason, "index": 0}
+    return always(200, json.dumps({"candidates": [candidate]}).encode())
+
+
+def anthropic_refused(handler, body, call):
+    handler.send(200, json.dumps({"type": "message", "role": "assistant", "content": [], "stop_reason": "refusal",
+                                  "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 0}}).encode())
+
+
 # -- what must hold afterwards ----------------------------------------------------------------------
 def said_each(expected: str, calls: int | None = None):
     def check(row: Provided, tmp_path: Path) -> None:
@@ -137,6 +156,33 @@ def answered_after_one_retry(row: Provided, tmp_path: Path) -> None:
 def redacted(row: Provided, tmp_path: Path) -> None:
     said = errors(tmp_path)
     assert said and all(e == 'api error: HTTP 401: {"error": {"message": "invalid key [redacted]"}}' for e in said)
+
+
+def asked_once_each(expected: str):
+    """Every request's error is ``expected`` after one attempt (max_retries allows more)."""
+    def check(row: Provided, tmp_path: Path) -> None:
+        stored = RunLog(str(tmp_path / "run")).read()
+        assert stored and all(r["answer"]["error"] == expected for r in stored), errors(tmp_path)
+        assert row.server.calls == len({r["request"]["key"] for r in stored})
+    return check
+
+
+def counted_as_stopped(raw: str):
+    """Every answer is ``raw`` and counted as stopped (refused, blocked or out of tokens), none
+    as a parse failure, in ``score --json`` and in the report's counts."""
+    def check(row: Provided, tmp_path: Path) -> None:
+        stored = RunLog(str(tmp_path / "run")).read()
+        assert stored and all(r["answer"]["raw"] == raw and not r["answer"]["error"] for r in stored)
+        env = {"TIMEFOIL_CACHE": str(tmp_path / "cache")}
+        scored = json.loads(cli("score", str(tmp_path / "run"), "--json", env=env, timeout=60).stdout)
+        assert (scored["parse_failures"], scored.get("stopped")) == (0, len(stored))
+        report = cli("report", str(tmp_path / "run"), "--html", str(tmp_path / "r.html"), "--json",
+                     str(tmp_path / "r.json"), "--no-thumbnails", env=env, timeout=60)
+        assert report.returncode == 0, report.stderr
+        assert f"0 parse failures, {len(stored)} stopped" in (tmp_path / "r.html").read_text(encoding="utf-8")
+        rows = [row for table in json.loads((tmp_path / "r.json").read_text()) for row in table["rows"]]
+        assert rows and all((r["parse_failures"], r["stopped"]) == (0, len(stored)) for r in rows)
+    return check
 
 
 def nothing_written(row: Provided, tmp_path: Path) -> None:
@@ -187,6 +233,27 @@ ROWS = [
     ("gemini video_input=file with shuffled frames",
      Provided("gemini", args=("--model-arg", "video_input=file", "--frame-order", "shuffled"),
               check=said_each(CLIP, calls=0)), 3, FAILED.format("model error"), KEYS["gemini"]),
+    ("gemini 301 redirect", Provided("gemini", always(301, b"", [("Location", "https://elsewhere.example/v1beta/m")]),
+                                     args=("--model-arg", "max_retries=2", *FAST_RETRIES),
+                                     check=asked_once_each("api error: HTTP 301: a redirect, not followed (give the "
+                                                           "address it names as the base URL): "
+                                                           "https://elsewhere.example/v1beta/m")),
+     3, FAILED.format("api error"), KEYS["gemini"]),
+    ("gemini 429 whose RetryInfo asks 1.5s, no Retry-After",
+     Provided("gemini", rate_limited_for("1.5s"), args=RETRY_AFTER,
+              check=retry_gaps(1.45, 3.0, "api error after 2 attempts: TransientError: HTTP 429")),
+     3, FAILED.format("api error"), KEYS["gemini"]),
+    ("gemini 429 whose RetryInfo asks 3600s waits max_retry_after=0.5",
+     Provided("gemini", rate_limited_for("3600s"), args=(*RETRY_AFTER, "--model-arg", "max_retry_after=0.5"),
+              check=retry_gaps(0.45, 2.0, "api error after 2 attempts: TransientError: HTTP 429")),
+     3, FAILED.format("api error"), KEYS["gemini"]),
+    ("gemini reply blocked for SAFETY", Provided("gemini", gemini_finished("SAFETY", []), check=counted_as_stopped("")),
+     0, r"^$", KEYS["gemini"]),
+    ("gemini thinking model out of tokens before its answer",
+     Provided("gemini", gemini_finished("MAX_TOKENS", [{"text": "The man jumps, so", "thought": True}]),
+              check=counted_as_stopped("")), 0, r"^$", KEYS["gemini"]),
+    ("anthropic refusal", Provided("anthropic", anthropic_refused, check=counted_as_stopped("")), 0, r"^$",
+     KEYS["anthropic"]),
     ("gemini video_input=film", Provided("gemini", args=("--model-arg", "video_input=film"), check=nothing_written),
      1, r"^Error: model-arg video_input must be frames or file, not 'film'$", KEYS["gemini"]),
 ]

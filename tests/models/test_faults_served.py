@@ -126,6 +126,23 @@ def echo_key_across_the_cut(handler, body, call):
     handler.send(400, ('{"error": "' + "x" * 253 + " key " + ENV_KEY + ' is not allowed"}').encode())
 
 
+def echo_key_across_a_small_cap(handler, body, call):
+    """A 400 whose body holds the key from its 191st byte ('{"error": "' is 11, the padding 175,
+    ' key ' 5), across a ``max_reply_bytes`` of 200: the key is whole only past the cap."""
+    handler.send(400, ('{"error": "' + "x" * 175 + " key " + ENV_KEY + ' is not allowed"}').encode())
+
+
+def redirected(handler, body, call):
+    """A 307 to another host, whose address carries the URL's key in its query."""
+    handler.send(307, b"", headers=[("Location", f"http://other.example/v1/chat/completions?key={URL_KEY}")])
+
+
+def cut_by_the_token_limit(handler, body, call):
+    """A reply that ran out of tokens before its answer (finish_reason "length")."""
+    handler.send(200, b'{"choices": [{"message": {"role": "assistant", "content": "The video first shows"}, '
+                      b'"finish_reason": "length"}]}')
+
+
 def echo_path(handler, body, call):
     """A 400 that repeats the request's path and query (where the URL's key travels)."""
     handler.send(400, json.dumps({"error": f"no such route {handler.path}"}).encode())
@@ -194,6 +211,36 @@ def check_cut_error(row: Served, tmp_path: Path) -> None:
     assert report.returncode == 0, report.stderr
     shown = report.stdout + report.stderr + (tmp_path / "report.html").read_text(encoding="utf-8")
     assert not [piece for piece in key_pieces() if piece in shown]
+
+
+def check_key_cut_out_before_the_cap(row: Served, tmp_path: Path) -> None:
+    said = errors(tmp_path)
+    assert said and all(e == 'api error: HTTP 400: {"error": "' + "x" * 175 + ' key [redacted] is not allowed"}'
+                        for e in said), said
+
+
+def check_redirect_not_followed(row: Served, tmp_path: Path) -> None:
+    """One attempt per request (max_retries=2 allows three), the target named without its query."""
+    said = errors(tmp_path)
+    assert said and all(e == "api error: HTTP 307: a redirect, not followed (give the address it names as the base "
+                             "URL): http://other.example/v1/chat/completions" for e in said), said
+    assert row.server.calls == len({r["request"]["key"] for r in records(tmp_path)})  # each asked once
+
+
+def scored(tmp_path: Path) -> dict:
+    result = cli("score", str(tmp_path / "run"), "--json", env={"TIMEFOIL_CACHE": str(tmp_path / "cache")}, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def check_counted_as_stopped(row: Served, tmp_path: Path) -> None:
+    """Every answer ran out of tokens: counted as stopped, none as a parse failure, in the score
+    and in the terminal summary."""
+    stored = records(tmp_path)
+    report = scored(tmp_path)
+    assert stored and (report["parse_failures"], report.get("stopped")) == (0, len(stored))
+    said = cli("score", str(tmp_path / "run"), env={"TIMEFOIL_CACHE": str(tmp_path / "cache")}, timeout=60).stdout
+    assert f"0 parse failures · {len(stored)} stopped (refused, blocked or out of tokens)" in said
 
 
 def check_public_url(row: Served, tmp_path: Path) -> None:
@@ -284,6 +331,16 @@ ROWS = [
             check=check_gaps(0.45, 2.0, 2, "api error after 2 attempts: TransientError: HTTP 429")), 3, FAILED, ENV),
     ("NaN and Infinity log-probabilities", Served(non_finite_logprobs, check=check_logprobs_dropped), 0, r"^$", ENV),
     ("a 6 MB reply", Served(huge, check=check_capped), 3, FAILED, ENV),
+    ("server echoes the key across max_reply_bytes=200",
+     Served(echo_key_across_a_small_cap, args=("--model-arg", "max_reply_bytes=200"),
+            check=check_key_cut_out_before_the_cap), 3, FAILED, ENV),
+    ("a key of 2 characters", Served(check=check_nothing_asked), 1,
+     r"^Error: the key in OPENAI_API_KEY is 2 characters long; a key shorter than 8 cannot be told apart from "
+     r"answer text: unset OPENAI_API_KEY for a server that takes no key$", {"OPENAI_API_KEY": "es"}),
+    ("307 redirect to another host", Served(redirected, args=("--model-arg", "max_retries=2", *FAST_RETRIES),
+                                            check=check_redirect_not_followed), 3, FAILED, ENV),
+    ("reply out of tokens (finish_reason length)", Served(cut_by_the_token_limit, check=check_counted_as_stopped),
+     0, r"^$", ENV),
     ("concurrency=0", Served(huge, args=("--model-arg", "concurrency=0"), check=check_nothing_asked), 1,
      r"^Error: model-arg concurrency must be a whole number of 1 or more, not 0$", ENV),
     ("timeout=nan", Served(huge, args=("--model-arg", "timeout=nan"), check=check_nothing_asked), 1,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import math
 import os
 from pathlib import Path
 
@@ -120,10 +121,11 @@ def test_gemini_replies_read_as_documented():
     from timefoil.models.served.gemini import Gemini
 
     model = Gemini("m", "http://127.0.0.1:9/v1beta")
-    # proto3 JSON leaves a 0 log-probability out: that token is certain, not unreadable
-    read = model.reply({"candidates": [{"content": {"parts": [{"text": "Ye"}, {"text": "s"}]}, "finishReason": "STOP",
+    # a candidate without logProbability is unknown, never certain; a thought part is not the answer
+    read = model.reply({"candidates": [{"content": {"parts": [{"text": "No, wait", "thought": True}, {"text": "Ye"},
+                                                              {"text": "s"}]}, "finishReason": "STOP",
                                         "logprobsResult": {"topCandidates": [{"candidates": [{"token": "Yes"}]}]}}]})
-    assert (read.text, read.finish_reason, read.alternatives) == ("Yes", "STOP", [("Yes", 0.0)])
+    assert (read.text, read.finish_reason, read.alternatives) == ("Yes", "STOP", [("Yes", None)])
     blocked = model.reply({"promptFeedback": {"blockReason": "SAFETY"}})  # an answer (empty), not a retry
     assert (blocked.text, blocked.finish_reason) == ("", "blocked: SAFETY")
     for malformed in ({}, {"candidates": []}, {"candidates": "x"}):
@@ -147,3 +149,123 @@ def test_a_clip_made_for_natural_order_is_not_reused_for_a_shuffled_request(tmp_
     assert [m.mime for m in natural] == ["video/mp4"] and model.encoded.encodes == 1
     with pytest.raises(NotSendable, match="the shuffled frame-order ablation needs video_input=frames"):
         model.shown(Request("entailment", video, "q", Sampling(frames=4, order="shuffled")), None)
+
+
+def test_a_gemini_thinking_budget_is_sent_beside_the_answers_own_tokens_and_recorded(tmp_path):
+    server = ProviderServer("gemini", KEY)
+    try:
+        result = run_served(tmp_path, f"gemini:m@{server.url}", "gemini", "--protocol", "entailment",
+                            "--model-arg", "thinking_budget=64")
+    finally:
+        server.close()
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert server.violations == [] and server.bodies
+    answer_tokens = {r["request"]["max_tokens"] for r in RunLog(str(tmp_path / "run")).read()}
+    assert len(answer_tokens) == 1
+    for body in server.bodies:  # maxOutputTokens counts thinking too: the answer keeps its own budget
+        assert body["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 64}
+        assert body["generationConfig"]["maxOutputTokens"] == 64 + next(iter(answer_tokens))
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["model_fingerprint"]["thinking_budget"] == 64
+
+
+def test_a_gemini_base_url_without_a_version_gets_v1beta(tmp_path):
+    from timefoil.models.served.gemini import Gemini, versioned
+
+    server = ProviderServer("gemini", KEY)  # it answers only under /v1beta
+    try:
+        bare = server.url.removesuffix("/v1beta")
+        result = run_served(tmp_path, f"gemini:m@{bare}", "gemini", "--protocol", "entailment")
+    finally:
+        server.close()
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert server.violations == [] and server.calls > 0
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["model_fingerprint"]["base_url"] == server.url
+    assert versioned("http://h:8") == "http://h:8/v1beta" and versioned("https://h/proxy/") == "https://h/proxy/v1beta"
+    assert versioned("https://h/v1") == "https://h/v1" and versioned("https://h/v1alpha/") == "https://h/v1alpha/"
+    model = Gemini("m", "http://127.0.0.1:9/?key=abcdefgh12345")  # the query (a key) stays on the endpoint only
+    assert model.endpoint == "http://127.0.0.1:9/v1beta/models/m:generateContent?key=abcdefgh12345"
+    assert model.base_url == "http://127.0.0.1:9/v1beta"
+    with pytest.raises(ValueError, match=r"^model-arg thinking_budget must be a whole number of 0 or more, not -5$"):
+        Gemini("m", "http://127.0.0.1:9", thinking_budget=-5)
+
+
+@pytest.mark.parametrize("model, args, sent", [
+    ("m", (), 0), ("m", ("--model-arg", "temperature=none"), None), ("m", ("--model-arg", "temperature=0.5"), 0.5),
+    ("claude-opus-4-7", (), None),  # it answers 400 to any temperature (the fake refuses one too)
+])
+def test_anthropic_is_sent_a_temperature_only_where_the_model_takes_one(tmp_path, model, args, sent):
+    server = ProviderServer("anthropic", KEY, model=model)
+    try:
+        result = run_served(tmp_path, f"anthropic:{model}@{server.url}", "anthropic", "--protocol", "entailment",
+                            "--limit", "1", *args)
+    finally:
+        server.close()
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert server.violations == [] and server.bodies
+    assert {body.get("temperature") for body in server.bodies} == {sent}
+    assert all(("temperature" in body) == (sent is not None) for body in server.bodies)
+
+
+def test_the_anthropic_version_is_a_model_arg_recorded_in_the_fingerprint(tmp_path):
+    server = ProviderServer("anthropic", KEY, version="2099-01-01")
+    try:
+        result = run_served(tmp_path, f"anthropic:m@{server.url}", "anthropic", "--protocol", "entailment",
+                            "--limit", "1", "--model-arg", "api_version=2099-01-01")
+    finally:
+        server.close()
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert server.violations == [] and server.calls > 0
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["model_fingerprint"]["api_version"] == "2099-01-01"
+    from timefoil.models.served.anthropic import Anthropic
+
+    assert Anthropic("m", "http://127.0.0.1:9").headers("")["anthropic-version"] == "2023-06-01"  # today's default
+
+
+def test_yes_no_variants_summing_past_one_are_not_read_as_probabilities(tmp_path):
+    """Yes 0.6 and " yes" 0.5 (1.1 together) with No's log-probability missing: not one
+    distribution, so no probability is kept, the record says why, and the text decides."""
+    def script(handler, body, call):
+        top = [{"token": "Yes", "logProbability": math.log(0.6)}, {"token": " yes", "logProbability": math.log(0.5)},
+               {"token": "No"}]
+        handler.send(200, json.dumps({"candidates": [{"content": {"parts": [{"text": "Yes"}]}, "finishReason": "STOP",
+                                                      "logprobsResult": {"topCandidates": [{"candidates": top}]}}]})
+                     .encode())
+
+    server = ProviderServer("gemini", KEY, script=script)
+    try:
+        result = run_served(tmp_path, f"gemini:m@{server.url}", "gemini", "--protocol", "entailment", "--limit", "1")
+    finally:
+        server.close()
+    assert result.returncode == 0, result.stderr[-2000:]
+    stored = RunLog(str(tmp_path / "run")).read()
+    assert stored and server.violations == []
+    for record in stored:
+        assert record["answer"]["probs"] is None
+        assert record["answer"]["meta"]["logprobs_dropped"] == "probabilities of yes, no sum to 1.1, above 1"
+        assert (record["parsed"]["value"], record["parsed"]["read_from"]) == ("yes", "text")
+
+
+@pytest.mark.parametrize("kind, alternatives, probs", [
+    ("entailment", [("Yes", math.log(0.7)), (" yes", math.log(0.2)), ("No", math.log(0.1))], {"yes": 0.9, "no": 0.1}),
+    ("entailment", [("Yes", None), ("No", math.log(0.25))], {"yes": 0.0, "no": 0.25}),  # missing: unknown, not 1
+    # 1 + 0.0005 is rounding (under e^0.001): scaled back to a sum of 1
+    ("entailment", [("Yes", 0.0), ("yes", math.log(0.0005))], {"yes": 1.0, "no": 0.0}),
+    ("entailment", [("Yes", 0.0), ("YES", 0.0)], None),  # both certain: not one distribution
+    ("entailment", [("Yes", math.log(0.5)), ("Yes", math.log(0.5)), ("No", math.log(0.3))], {"yes": 0.5, "no": 0.3}),
+    ("choice", [("A", math.log(0.5)), ("(A", math.log(0.3)), ("B", math.log(0.4))], None),  # 1.2
+    ("choice", [("A", math.log(0.5)), ("(A", math.log(0.3)), ("B", math.log(0.1))], {"A": 0.8, "B": 0.1}),
+])
+def test_first_token_probabilities_never_sum_past_one(kind, alternatives, probs):
+    from timefoil.models.requests import Answer, Request
+    from timefoil.models.served.reading import READERS, first_token_probs
+
+    read, unreadable = first_token_probs(alternatives)
+    assert unreadable is None
+    answer = Answer(raw="x")
+    READERS[kind](Request(kind, None, "q", labels=("A", "B") if kind == "choice" else ("Yes", "No")), read, answer)
+    if probs is None:
+        assert answer.probs is None and "above 1" in answer.meta["logprobs_dropped"]
+    else:
+        assert answer.probs == pytest.approx(probs) and sum(answer.probs.values()) <= 1.0

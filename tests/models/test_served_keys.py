@@ -64,3 +64,21 @@ def test_a_remote_server_without_a_key_is_warned_about_once(capsys, monkeypatch)
     local = OpenAICompatible("m", "http://127.0.0.1:9/v1", max_retries=0, timeout=0.2)
     local.answer([Request("generation", None, "hi")], None)
     assert "no API key" not in capsys.readouterr().err
+
+
+def test_an_answer_loses_the_keys_values_only_and_a_cut_key_loses_its_start():
+    """The model's words stay as written ("the bearer of", a URL it quotes); a key's value
+    goes wherever it is; an error is redacted by pattern too, before its cut; a body cut at a
+    length limit that ends in a key's start loses that start, however short."""
+    from timefoil.core.redaction import without_cut_secret
+    from timefoil.models.requests import Answer
+    from timefoil.models.served.limits import clean
+
+    key = "sk-test-0123456789abcdef"
+    raw = f"Yes: the bearer of the flag, see https://h.io/a?b=c; {key}"
+    answer = clean(Answer(raw=raw, error=f"Bearer {key[:5]}zz " + "x" * 400), [key, "es"])
+    assert answer.raw == "Yes: the bearer of the flag, see https://h.io/a?b=c; [redacted]"
+    assert answer.error == "Bearer [redacted] " + "x" * 282 and len(answer.error) == 300
+    assert without_cut_secret("body ending in sk-te", key) == "body ending in "
+    assert without_cut_secret("body ending in s", key) == "body ending in "
+    assert without_cut_secret("body ending in sk-tx", key) == "body ending in sk-tx"

@@ -39,7 +39,29 @@ def redact(text: str | None, *secrets: str | None) -> str | None:
     two by a length limit would no longer be found."""
     if not text:
         return text
-    text = public_url(_CREDENTIAL.sub(lambda m: m.group(1) + "[redacted]", text))
-    for value in sorted({s for s in secrets if s} | set(environment_secrets()), key=len, reverse=True):
+    return redact_values(public_url(_CREDENTIAL.sub(lambda m: m.group(1) + "[redacted]", text)), *secrets)
+
+
+def redact_values(text: str | None, *secrets: str | None) -> str | None:
+    """``text`` without ``secrets`` or a credential held in the environment, and nothing else
+    changed: what a model wrote ("the bearer of the flag", a URL it read) keeps its words. A
+    value shorter than ``SHORTEST_SECRET`` is never cut out ("es" would turn "Yes" into "Y")."""
+    if not text:
+        return text
+    values = {s for s in secrets if s and len(s) >= SHORTEST_SECRET} | set(environment_secrets())
+    for value in sorted(values, key=len, reverse=True):
         text = text.replace(value, "[redacted]")
+    return text
+
+
+def without_cut_secret(text: str, *secrets: str | None) -> str:
+    """``text`` as read up to a length limit, less a tail that is the start of a secret: a
+    key cut in two by the limit would not be found by ``redact``, and its first half would
+    be kept."""
+    for value in {*secrets, *environment_secrets()}:
+        if value and len(value) >= SHORTEST_SECRET:
+            for length in range(min(len(value) - 1, len(text)), 0, -1):
+                if text.endswith(value[:length]):
+                    text = text[:-length]
+                    break
     return text

@@ -10,6 +10,7 @@ from ..measures.chance import Event, Within, probability
 from ..core.items import Item, VideoRef
 from ..measures.parsing import Parsed
 from ..models.requests import Answer, Request
+from ..models.stops import stopped
 from ..measures.stats import MetricValue
 from ..video.sampling import Sampling
 
@@ -104,6 +105,7 @@ class Outcome:
     item: dict[str, Any]
     errors: list[str] = field(default_factory=list)
     parse_failures: int = 0
+    stopped: int = 0  # answers that do not parse because the reply was refused, blocked or out of tokens
     unanswered: int = 0
     degenerate: bool = False
     request_keys: list[str] = field(default_factory=list)  # the distinct requests its answers came from
@@ -146,6 +148,15 @@ def option_pairs(item: Item) -> list[tuple[int, VideoRef, str]]:
     if item.options_are == "videos":
         return [(j, ref, item.texts[0]) for j, ref in enumerate(item.videos)]
     return [(j, item.videos[0], text) for j, text in enumerate(item.texts)]
+
+
+def count_unread(outcome: Outcome, answer: Answer) -> None:
+    """An answer that does not parse: a stopped reply (refused, blocked, out of tokens) is
+    counted as such, anything else as a parse failure."""
+    if stopped(answer.meta):
+        outcome.stopped += 1
+    else:
+        outcome.parse_failures += 1
 
 
 def judge_verdict(record: dict[str, Any]) -> dict[str, Any] | None:

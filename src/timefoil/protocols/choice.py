@@ -13,7 +13,7 @@ from ..core.items import Item, VideoRef
 from ..measures.parsing import Parsed, conclusion, parse_choice
 from ..models.requests import Answer, Request
 from ..measures.stats import MetricValue, proportion
-from .base import LETTERS, ORDER_POLICIES, Outcome, PlanContext, PlannedRequest, Protocol
+from .base import LETTERS, ORDER_POLICIES, Outcome, PlanContext, PlannedRequest, Protocol, count_unread
 
 # The Vinoground paper's judge prompt (App. G), verbatim, for two options; the line breaks its
 # printed text writes as "n" are newlines. More options: timefoil's wording, listing them.
@@ -186,7 +186,8 @@ class Choice(Protocol):
         else:
             parsed = self.read(request, answer, verdict)
             chosen = request["order"][request["labels"].index(parsed.value)] if parsed.ok else None
-            outcome.parse_failures += not parsed.ok
+            if not parsed.ok:
+                count_unread(outcome, answer)
             outcome.trials.append(Trial(request["position"], chosen, chosen == outcome.target, parsed.status, key))
         outcome.trials.sort(key=lambda t: t.position)
 

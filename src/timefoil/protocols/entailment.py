@@ -11,7 +11,7 @@ from ..measures.chance import Event
 from ..measures.parsing import Parsed, conclusion, first_word_verdict, parse_yes_no
 from ..models.requests import Answer, Request
 from ..measures.stats import MetricValue
-from .base import PlanContext
+from .base import PlanContext, count_unread
 from .similarity import PerOption, ScoredOutcome
 
 
@@ -84,7 +84,8 @@ class Entailment(PerOption):
 
     def score(self, answer: Answer, outcome: ScoredOutcome, request: dict[str, Any]) -> float | None:
         value, parsed = entailment_reading(answer, bool(request.get("reasoning")))
-        outcome.parse_failures += not parsed.ok
+        if not parsed.ok:
+            count_unread(outcome, answer)
         return value
 
     def item_metrics(self, outcomes: Sequence[EntailmentOutcome], tie_policy: str) -> list[MetricValue]:

@@ -177,7 +177,7 @@ def same_model_rows(benchmark: str, protocol: str, model: str, names: list[str])
 def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     report = run.report
     lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "
-             f"{report.ties} ties"]
+             f"{report.stopped} stopped (refused, blocked or out of tokens) · {report.ties} ties"]
     if report.corrupt_lines:
         shown = ", ".join(map(str, report.corrupt_lines[:10])) + (" ..." if len(report.corrupt_lines) > 10 else "")
         lines.append(f"  corrupt lines in items.jsonl skipped: {shown} (timefoil check {run.run_dir})")

@@ -8,7 +8,7 @@ from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import Any, Sequence
 
-from ...core.redaction import redact
+from ...core.redaction import redact, redact_values
 from ..requests import Answer
 
 ERROR_CHARS = 300  # a stored error message's length, cut after redaction
@@ -56,7 +56,9 @@ def retry_after_seconds(value: str | None) -> float:
 
 def clean(answer: Answer, secrets: Sequence[str]) -> Answer:
     """Every text of an answer (the server's words, in any field) without a credential, the
-    error cut to one line afterwards: a key cut in two by the limit could not be found."""
+    error cut to one line afterwards: a key cut in two by the limit could not be found. The
+    answer's own text loses the keys' values only: a pattern that finds a credential in an
+    error body ("Bearer x") would otherwise change what the model said."""
     def redacted(value: Any) -> Any:
         if isinstance(value, str):
             return redact(value, *secrets)
@@ -66,7 +68,7 @@ def clean(answer: Answer, secrets: Sequence[str]) -> Answer:
             return [redacted(v) for v in value]
         return value
 
-    answer.raw, answer.meta = redacted(answer.raw), redacted(answer.meta)
+    answer.raw, answer.meta = redact_values(answer.raw, *secrets), redacted(answer.meta)
     if answer.error:
         answer.error = " ".join(redacted(answer.error).split())[:ERROR_CHARS]
     return answer

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from ...core.hashing import stable_hash
-from ...core.redaction import public_url, url_secrets
+from ...core.redaction import SHORTEST_SECRET, public_url, url_secrets
 from ..requests import Answer, Request
 from ...video.frames import content_key
 from ..base import FrameSource, Model
@@ -75,6 +75,11 @@ class ServedModel(Transport, Model):
         self._warned = False
         if self.key_required and not self.api_key() and not self._local():
             raise ValueError(f"no API key for {self.name}: set {' or '.join(self.key_names())}")
+        held = next((name for name in self.key_names() if os.environ.get(name)), None)
+        if held is not None and len(os.environ[held]) < SHORTEST_SECRET:  # it could not be cut out of messages
+            raise ValueError(f"the key in {held} is {len(os.environ[held])} characters long; a key shorter than "
+                             f"{SHORTEST_SECRET} cannot be told apart from answer text: unset {held} for a "
+                             "server that takes no key")
 
     # -- the wire format's part ---------------------------------------------------------------
     def path(self) -> str:
@@ -97,6 +102,11 @@ class ServedModel(Transport, Model):
         """The reply's text (and first-token alternatives); a KeyError, IndexError, TypeError or
         AttributeError says the body is malformed (retried)."""
         raise NotImplementedError
+
+    def asked_delay(self, body: bytes) -> float:
+        """Seconds a refused request's body (429, 503) asks to wait, where no Retry-After
+        header says it; 0 where the wire format puts none there or it cannot be read."""
+        return 0.0
 
     def image_limit(self) -> int | None:
         """The most images one request may show; None: no limit of the provider's."""

@@ -6,10 +6,14 @@ deadlines, Retry-After and a cap on replies.
 backoff and jitter, a bounded number of times, after which the request is recorded as an
 error. ``timeout`` bounds each network read and ``deadline`` (``timeout`` by default) the
 whole attempt, a slowly dripped body included; a reply body over ``max_reply_bytes`` (4 MiB by
-default, which also bounds the stored answer text) is that request's error. A 429 or 503 with
-``Retry-After`` (seconds or an HTTP date) waits as long as the server asks before the next
-attempt, but never more than ``max_retry_after`` seconds (60 by default). Every answer is
-stripped of the key (and of the URL's) before it leaves.
+default, which also bounds the stored answer text) is that request's error. An error body is
+read up to ``ERROR_READ`` bytes whatever ``max_reply_bytes`` says, so its key is found whole
+and cut out before the stored message is cut. A 429 or 503 with ``Retry-After`` (seconds or an
+HTTP date), or a body that says when to come back (the wire format's ``asked_delay``), waits as
+long as the server asks before the next attempt, but never more than ``max_retry_after``
+seconds (60 by default). A redirect (3xx) is its request's error at once: the request is not
+sent on to an address the user did not give. Every answer is stripped of the key (and of the
+URL's) before it leaves.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from typing import Any, Iterator, Sequence
 
 from ..requests import Answer, Request
 from ...video.decode import VideoError
+from ...core.redaction import without_cut_secret
 from ..base import FrameSource
 from .frames import NotSendable
 from .limits import ReplyTooLarge, TransientError, clean, retry_after_seconds
@@ -33,6 +38,7 @@ from .reading import READERS, Reply
 # 529: a provider overloaded (Anthropic's word for a 503)
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 RETRY_AFTER_STATUS = {429, 503, 529}  # the statuses whose Retry-After says when to come back
+ERROR_READ = 64 * 1024  # bytes of an error body read: far past the stored message, which is cut after redaction
 
 
 def samples_in_order(requests: Sequence[Request]) -> list[list[int]]:
@@ -178,13 +184,21 @@ class Transport:
             asked_wait = 0.0
             self.stats["http_requests"] += 1
             try:
-                status, body, retry_after = await asyncio.wait_for(self._exchange(client, payload), self.deadline)
+                status, body, headers = await asyncio.wait_for(self._exchange(client, payload), self.deadline)
                 if status in RETRY_STATUS:
-                    asked_wait = retry_after_seconds(retry_after) if status in RETRY_AFTER_STATUS else 0.0
+                    if status in RETRY_AFTER_STATUS:
+                        said = headers.get("retry-after")
+                        asked_wait = retry_after_seconds(said) if said else self.asked_delay(body)
                     raise TransientError(f"HTTP {status}")
-                if status >= 400:  # the body is cut when stored, after redaction
-                    return Answer(error=f"api error: HTTP {status}: {body.decode('utf-8', 'replace')}",
+                if 300 <= status < 400:  # never retried: the same request gets the same answer
+                    return Answer(error=f"api error: HTTP {status}: a redirect, not followed (give the address it "
+                                        f"names as the base URL): {headers.get('location') or 'no address given'}",
                                   meta={"attempts": attempt + 1})
+                if status >= 400:  # the body is cut when stored, after redaction
+                    text = body.decode("utf-8", "replace")
+                    if len(body) >= ERROR_READ:  # cut where it was read: a key may be cut in two there
+                        text = without_cut_secret(text, self.api_key(), *self.url_secrets)
+                    return Answer(error=f"api error: HTTP {status}: {text}", meta={"attempts": attempt + 1})
                 read = self.reply(json.loads(body))  # a malformed body raises here, and is retried
                 read.attempts, read.latency = attempt + 1, time.perf_counter() - started
                 return read
@@ -200,18 +214,21 @@ class Transport:
         return Answer(error=f"api error after {self.max_retries + 1} attempts: {last}",
                       meta={"attempts": self.max_retries + 1})
 
-    async def _exchange(self, client, payload: dict) -> tuple[int, bytes, str | None]:
-        """One HTTP attempt: (status, body, Retry-After). The body is read in pieces and never
-        beyond ``max_reply_bytes``: a reply over it raises ReplyTooLarge, an error body is cut
-        there (only its start is kept)."""
+    async def _exchange(self, client, payload: dict) -> tuple[int, bytes, Any]:
+        """One HTTP attempt: (status, body, headers). A success's body is read in pieces and
+        never beyond ``max_reply_bytes``: a reply over it raises ReplyTooLarge. Any other body
+        is read up to ``ERROR_READ`` bytes and cut there (only its start is kept); a retried
+        one only where it may say when to come back (no Retry-After header)."""
         async with client.stream("POST", self.endpoint, json=payload) as response:
-            if response.status_code in RETRY_STATUS:  # retried: its body is not needed
-                return response.status_code, b"", response.headers.get("retry-after")
+            status = response.status_code
+            if status in RETRY_STATUS and (status not in RETRY_AFTER_STATUS or "retry-after" in response.headers):
+                return status, b"", response.headers
+            limit = self.max_reply_bytes if status < 300 else ERROR_READ
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk
-                if len(body) > self.max_reply_bytes:
-                    if response.status_code >= 400:
+                if len(body) > limit:
+                    if status >= 300:
                         break
                     raise ReplyTooLarge()
-            return response.status_code, bytes(body[:self.max_reply_bytes]), None
+            return status, bytes(body[:limit]), response.headers

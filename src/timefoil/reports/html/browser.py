@@ -14,7 +14,7 @@ from ...video.decode import VideoError
 from ...video.frames import FrameStore
 from ...video.sampling import Sampling
 
-OUTCOMES = ("right", "wrong", "tie", "parse failure", "error")
+OUTCOMES = ("right", "wrong", "tie", "parse failure", "stopped", "error")  # stopped: refused, blocked, out of tokens
 
 
 def outcome_label(outcome: Outcome, tie_policy: str = "strict") -> str:
@@ -22,6 +22,8 @@ def outcome_label(outcome: Outcome, tie_policy: str = "strict") -> str:
         return "error"
     if outcome.parse_failures:
         return "parse failure"
+    if outcome.stopped:
+        return "stopped"
     if outcome.tie():
         return "tie"
     return "right" if outcome.correct(tie_policy) else "wrong"

@@ -68,7 +68,8 @@ def table_html(table: PaperTable) -> str:
         rows.append(f'<tr class="quoted" title="quoted from the paper ({escape(row.source)}), not run here">'
                     f'<th>{escape(row.label)} <span class="paper">paper</span></th>{cells}</tr>')
     counts = "".join(f"<li>{escape(run.label)}: {run.report.items} items, {run.report.errors} with errors, "
-                     f"{run.report.parse_failures} parse failures, {run.report.ties} ties</li>"
+                     f"{run.report.parse_failures} parse failures, {run.report.stopped} stopped (refused, blocked or "
+                     f"out of tokens), {run.report.ties} ties</li>"
                      for run, _ in table.rows)
     return (f'<section class="table" data-benchmark="{escape(table.benchmark)}" '
             f'data-protocol="{escape(table.protocol)}"><h3>{escape(table.title)}</h3><div class="scroll">'

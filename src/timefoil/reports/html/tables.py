@@ -118,7 +118,7 @@ def write_table_json(tables: list[PaperTable], path: str) -> None:
     data = [{"benchmark": t.benchmark, "protocol": t.protocol, "columns": ["/".join(c) for c in t.columns],
              "chance": {"/".join(c): t.chance(c) for c in t.columns},
              "rows": [{"run": run.run_dir, "label": run.label, "items": run.report.items, "errors": run.report.errors,
-                       "parse_failures": run.report.parse_failures,
+                       "parse_failures": run.report.parse_failures, "stopped": run.report.stopped,
                        "metrics": {"/".join(c): metrics["/".join(c)].to_json() for c in t.columns
                                    if "/".join(c) in metrics}} for run, metrics in t.rows],
              "quoted_from_paper": [{"label": r.label, "source": r.source, "values": r.values} for r in t.quoted],
