@@ -8,6 +8,7 @@ from typing import Callable
 
 from ..core.items import Item, VideoRef
 from ..protocols import PROTOCOLS, Prompts
+from ..protocols.readings import ReadingRule
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
 
@@ -66,6 +67,7 @@ class Benchmark:
     survey: Callable[[str], dict] | None = None  # what `inspect` adds: records filtered out, files ignored
     hub_dataset: str | None = None  # the Hugging Face dataset repository `prepare` downloads
     obtain: str = ""  # where the files come from when `prepare` cannot download them
+    released: ReadingRule | None = None  # how its released scorer reads answers (`--reading released`)
 
     @property
     def protocols(self) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
+from ..protocols.readings import ReadingRule, first_character
 from ..scoring import SummarySpec
 from .base import (Benchmark, DataError, distinct, find_file, make_item, need_key, need_text, optional, paper_rows,
                    resolve_video)
@@ -127,6 +128,13 @@ def load(data_dir: str, subset: str = "short_qa", format: str = "binary") -> lis
     return items
 
 
+# The released scorer, get_qa_acc.py at 62f88ab9a93699cb45f89c6e9ac034e2b83fcb39: line 49 compares
+# GT with the reply's first character in lower case ("Answer: B" is A); binary accuracy divides by
+# every answer (line 92), MBA by every video (line 94). An empty reply raises at line 49, outside
+# any try, and stops the script; timefoil counts it wrong.
+RELEASED_READING = ReadingRule(source=f"{RELEASED} get_qa_acc.py:49 (first character)", letter=first_character)
+
+
 BENCHMARK = Benchmark(
     name="temporalbench",
     description="TemporalBench: binary accuracy and multiple binary accuracy (MBA) on fine-grained captions",
@@ -145,4 +153,5 @@ BENCHMARK = Benchmark(
     + paper_rows("choice", "paper", ("overall/MC accuracy",), {"GPT-4o": (75.7,)})
     + paper_rows("choice", "paper", ("overall/BA", "overall/MBA"), {"LLaVA-OneVision-7B, 1 frame": (53.30, 13.31)}),
     hub_dataset="microsoft/TemporalBench",
+    released=RELEASED_READING,
 )
