@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..benchmarks import get_benchmark
 from ..protocols import OWN_WORDING, PROTOCOLS
+from ..protocols.readings import MEANT, READINGS
 from ..execution.stored import load_run, score_run
 from ..scoring import ScoreReport
 from ..measures.stats import MetricValue
@@ -26,7 +27,8 @@ class ScoredRun:
     report: ScoreReport
 
 
-def load_scored(run_dir: str) -> ScoredRun:
+def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
+    """A run scored under ``reading`` ("meant" or "released"), the other reading's numbers beside."""
     meta, _ = load_run(run_dir)
     config = meta["config"]
     sampling = config.get("sampling") or {}
@@ -39,7 +41,7 @@ def load_scored(run_dir: str) -> ScoredRun:
         label = "blind"
     worded = prompts_label(config, meta.get("prompts"))
     return ScoredRun(run_dir, f"{config['model']} · {label}" + (f" · {worded}" if worded else ""), label,
-                     score_run(run_dir))
+                     score_run(run_dir, reading=reading))
 
 
 def prompts_label(config: dict, source: str | None = None) -> str:
@@ -71,6 +73,23 @@ def format_p(p_value: float | None) -> str:
     return "" if p_value is None else f"{p_value:.3g}"
 
 
+def other_reading(metric: MetricValue | None) -> tuple[str, dict] | None:
+    """(reading, its number) where the other reading of the answers gives another number."""
+    for name in READINGS:
+        if metric is not None and isinstance(metric.extra.get(name), dict):
+            return name, metric.extra[name]
+    return None
+
+
+def reading_line(report: ScoreReport) -> str | None:
+    """How the answers were read and what the released rule changes, where it changes anything."""
+    released = report.released
+    if not released or (report.reading == MEANT and not released["read_differently"] and not released["dropped"]):
+        return None
+    return (f"read as {report.reading} · released rule: {released['read_differently']} answers read otherwise than "
+            f"meant, {released['dropped']} items dropped ({released['source']})")
+
+
 def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
     """Value, CI half-width, the metric's own chance, and its n where it differs from ``n``."""
     if metric is None or metric.value is None:
@@ -89,6 +108,11 @@ def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
         below.append(f"n {metric.n}")
     if below:  # a second line: this number's own chance (and n), not the overall one
         text.append("\n" + " · ".join(below), style="italic dim")
+    other = other_reading(metric)
+    if other is not None:  # the other reading's number, with its own n, where it differs
+        name, alt = other
+        shown = "–" if alt["value"] is None else f"{alt['value']:.1f}"
+        text.append(f"\n{name} {shown} · n {alt['n']}", style="magenta")
     return text
 
 
@@ -178,6 +202,9 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     report = run.report
     lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "
              f"{report.ties} ties"]
+    read = reading_line(report)
+    if read:
+        lines.append(f"  {read}")
     if report.corrupt_lines:
         shown = ", ".join(map(str, report.corrupt_lines[:10])) + (" ..." if len(report.corrupt_lines) > 10 else "")
         lines.append(f"  corrupt lines in items.jsonl skipped: {shown} (timefoil check {run.run_dir})")
@@ -213,7 +240,8 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
                   "±: half-width of the 95% CI · c: that number's chance · paper c: the chance the paper states, "
                   "where it differs · n: its own count where it differs "
                   "from the row's · !: joined videos with fewer than 3 frames · "
-                  "paper ·: quoted from the paper, not run here", style="dim")
+                  "paper ·: quoted from the paper, not run here · meant / released: the number under the "
+                  "other reading of the answers, where it differs", style="dim")
 
 
 def comparison_table(runs: list[ScoredRun]) -> Table:

@@ -11,7 +11,7 @@ from html import escape
 
 from ..pairing import HEADLINE_ITEMS
 from ...core.paths import __version__
-from ..report import ScoredRun, format_difference, format_p, load_scored
+from ..report import ScoredRun, format_difference, format_p, load_scored, reading_line
 from ...execution.stored import load_run
 from ...protocols import get_protocol
 from ...scoring import outcomes_from_records
@@ -19,7 +19,7 @@ from ...measures.stats import MetricValue
 from ...video.sampling import Sampling
 from .browser import OUTCOMES, Thumbnails, browser_items
 from .leaderboard import leaderboard_html
-from .summary import summary_html
+from .summary import other_html, summary_html
 from .svg import bar_plot, entailment_scatter, line_plot
 from .tables import PaperTable, paper_tables
 
@@ -47,7 +47,7 @@ def _cell(metric: MetricValue | None, run_dir: str, column: str) -> str:
             if metric.extra.get("warning") else "")
     cls = "sig" if metric.significant else "below" if metric.below_chance else ""
     return (f'<td data-metric="{escape(column)}" class="{cls}" title="{escape(detail)}">'
-            f'<span class="v">{metric.value:.1f}</span>{half}{warn}</td>')
+            f'<span class="v">{metric.value:.1f}</span>{half}{warn}{other_html(metric)}</td>')
 
 
 def table_html(table: PaperTable) -> str:
@@ -68,7 +68,8 @@ def table_html(table: PaperTable) -> str:
         rows.append(f'<tr class="quoted" title="quoted from the paper ({escape(row.source)}), not run here">'
                     f'<th>{escape(row.label)} <span class="paper">paper</span></th>{cells}</tr>')
     counts = "".join(f"<li>{escape(run.label)}: {run.report.items} items, {run.report.errors} with errors, "
-                     f"{run.report.parse_failures} parse failures, {run.report.ties} ties</li>"
+                     f"{run.report.parse_failures} parse failures, {run.report.ties} ties"
+                     + (f"; {escape(reading_line(run.report))}" if reading_line(run.report) else "") + "</li>"
                      for run, _ in table.rows)
     return (f'<section class="table" data-benchmark="{escape(table.benchmark)}" '
             f'data-protocol="{escape(table.protocol)}"><h3>{escape(table.title)}</h3><div class="scroll">'
@@ -221,9 +222,11 @@ def _script_json(data) -> str:
 
 
 def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: bool = True,
-               ablation: dict | None = None) -> str:
-    """``ablation``: the table of ``timefoil ablate`` (its data), shown first, before the tables."""
-    runs = [load_scored(d) for d in run_dirs]
+               ablation: dict | None = None, reading: str = "meant") -> str:
+    """``ablation``: the table of ``timefoil ablate`` (its data), shown first, before the tables.
+    ``reading``: how the answers are read ("meant" or "released"); the other reading's numbers
+    stand beside where they differ."""
+    runs = [load_scored(d, reading) for d in run_dirs]
     if ablation is not None:  # the conditions by their names, as in the terminal
         names = {row["run"]: row["condition"] for row in ablation["rows"]}
         runs = [ScoredRun(r.run_dir, names.get(r.run_dir, r.label), r.sampling, r.report) for r in runs]

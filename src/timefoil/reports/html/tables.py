@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ...benchmarks import BENCHMARKS
 from ..pairing import HEADLINE_ITEMS, load_outcomes
 from ...protocols import Outcome
-from ..report import ScoredRun, format_difference, format_p, quoted_rows, split_name
+from ..report import ScoredRun, format_difference, format_p, other_reading, quoted_rows, reading_line, split_name
 from ...measures.stats import MetricValue
 from .compare import RunPair, pairs
 
@@ -76,13 +76,27 @@ def paper_tables(runs: list[ScoredRun], outcomes: dict[str, list[Outcome]] | Non
         quoted = quoted_rows(benchmark, protocol, ["/".join(c) for c in columns])
         for run in members:
             if run.run_dir not in outcomes:
-                outcomes[run.run_dir] = load_outcomes(run.run_dir)
+                outcomes[run.run_dir] = load_outcomes(run.run_dir, run.report.reading)
         tables.append(PaperTable(benchmark, protocol, columns, rows, quoted, pairs(members, outcomes)))
     return tables
 
 
 def _value(metric: MetricValue | None) -> str:
     return "" if metric is None or metric.value is None else f"{metric.value:.1f}"
+
+
+def other_rows(table: PaperTable) -> list[tuple[ScoredRun, str, list[str]]]:
+    """For each run with a column the other reading of its answers changes: (run, the row's
+    label, that reading's values, "value (n N)", empty where the two agree)."""
+    out = []
+    for run, metrics in table.rows:
+        found = [other_reading(metrics.get("/".join(c))) for c in table.columns]
+        if any(found):
+            name = next(f[0] for f in found if f)
+            label = f"{run.label} · {name} reading ({reading_line(run.report) or 'the same answers'})"
+            out.append((run, label, ["" if f is None else f"{_format(f[1]['value'])} (n {f[1]['n']})"
+                                     for f in found]))
+    return out
 
 
 def write_table_csv(tables: list[PaperTable], path: str) -> None:
@@ -94,6 +108,8 @@ def write_table_csv(tables: list[PaperTable], path: str) -> None:
             writer.writerow(["chance"] + [_format(table.chance(c)) for c in table.columns])
             for run, metrics in table.rows:
                 writer.writerow([run.label] + [_value(metrics.get("/".join(c))) for c in table.columns])
+            for _, label, cells in other_rows(table):
+                writer.writerow([label] + cells)
             for row in table.quoted:
                 writer.writerow([f"{row.label} (quoted from the paper, {row.source})"]
                                 + [table.quoted_value(row, c) for c in table.columns])
@@ -118,7 +134,8 @@ def write_table_json(tables: list[PaperTable], path: str) -> None:
     data = [{"benchmark": t.benchmark, "protocol": t.protocol, "columns": ["/".join(c) for c in t.columns],
              "chance": {"/".join(c): t.chance(c) for c in t.columns},
              "rows": [{"run": run.run_dir, "label": run.label, "items": run.report.items, "errors": run.report.errors,
-                       "parse_failures": run.report.parse_failures,
+                       "parse_failures": run.report.parse_failures, "reading": run.report.reading,
+                       **({"released": run.report.released} if run.report.released else {}),
                        "metrics": {"/".join(c): metrics["/".join(c)].to_json() for c in t.columns
                                    if "/".join(c) in metrics}} for run, metrics in t.rows],
              "quoted_from_paper": [{"label": r.label, "source": r.source, "values": r.values} for r in t.quoted],
@@ -149,6 +166,8 @@ def write_table_latex(tables: list[PaperTable], path: str) -> None:
                 text = _value(metric)
                 cells.append(rf"\textbf{{{text}}}" if metric is not None and metric.significant and text else text)
             lines.append(latex_escape(run.label) + " & " + " & ".join(cells) + r" \\")
+        for _, label, cells in other_rows(table):  # the other reading, where it differs
+            lines.append(r"\textit{" + latex_escape(label) + "} & " + " & ".join(map(latex_escape, cells)) + r" \\")
         if table.quoted:
             lines.append(r"\midrule")
         for row in table.quoted:  # quoted from the paper, not run here
