@@ -251,3 +251,25 @@ def test_list_names_every_variant_with_its_source_and_marks_timefoils_wording():
     assert "Fig. 5" in listed["velociti --variant cot"]
     text = CliRunner().invoke(main, ["list"]).output
     assert f"velociti --variant cot-timefoil {OWN_WORDING}" in " ".join(text.split())
+
+
+def test_published_questions_asked_verbatim_are_labelled_so(tmp_path):
+    """TemporalBench's source names its own wording for entailment; a choice run that asked every
+    published question as published says so, and the multi-choice format, which has none, does not."""
+    from benchmark_files import tb_question
+    from timefoil.reports.report import load_scored
+
+    (tmp_path / "data").mkdir()
+    records = [tb_question(f"v1_{k}", "v1.mp4", "Action Order", "true one", f"neg{k}", "AB"[k]) for k in range(2)]
+    (tmp_path / "data" / "temporalbench_short_qa.json").write_text(json.dumps(records))
+    common = ("--model", "random", "--data", str(tmp_path / "data"), "--blind", "--cache-dir", str(tmp_path / "c"),
+              "--no-progress")
+    runs = {"default": (), "released-llava-onevision": ("--variant", "released-llava-onevision"),
+            "multichoice": ("--bench-arg", "format=multichoice")}
+    for name, extra in runs.items():
+        done = cli("run", "temporalbench", *common, *extra, "--out", str(tmp_path / name))
+        assert done.returncode == 0, done.stderr
+    assert load_scored(str(tmp_path / "default")).label == "random · blind · published questions"
+    assert load_scored(str(tmp_path / "released-llava-onevision")).label == \
+        "random · blind · released-llava-onevision (published questions)"
+    assert load_scored(str(tmp_path / "multichoice")).label == f"random · blind · default prompts ({OWN_WORDING})"

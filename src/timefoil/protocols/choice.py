@@ -132,12 +132,14 @@ class Choice(Protocol):
                 ref = item.videos[0]
                 option_texts = tuple(item.texts[j] for j in order)
                 text = fill_choice(prompts.choice, option_texts, labels)
+            published = position == item.target_position and item.prompt is not None
             if position == item.target_position:  # the published question, as published
                 text = item.prompt or text
                 ref = item.joined_video or ref
             request = context.question(self.kind, text, ref, labels=labels, option_texts=option_texts)
             planned.append(PlannedRequest(f"{item.id}|pos{position}", request,
-                                          {"position": position, "order": order, **context.reasoning},
+                                          {"position": position, "order": order, **context.reasoning,
+                                           **({"published": True} if published else {})},
                                           len(positions)))
         return planned
 

@@ -29,7 +29,7 @@ class ScoredRun:
 
 def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
     """A run scored under ``reading`` ("meant" or "released"), the other reading's numbers beside."""
-    meta, _ = load_run(run_dir)
+    meta, records = load_run(run_dir)
     config = meta["config"]
     sampling = config.get("sampling") or {}
     label = f"{sampling['frames']}f" if sampling.get("frames") else f"{sampling.get('fps')}fps"
@@ -39,13 +39,18 @@ def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
         label += f" {sampling['order']}"
     if config.get("blind"):
         label = "blind"
-    worded = prompts_label(config, meta.get("prompts"))
+    worded = prompts_label(config, meta.get("prompts"), records)
     return ScoredRun(run_dir, f"{config['model']} · {label}" + (f" · {worded}" if worded else ""), label,
                      score_run(run_dir, reading=reading))
 
 
-def prompts_label(config: dict, source: str | None = None) -> str:
-    """The run's prompt variant, marked where the wording is timefoil's own; nothing for the
+PUBLISHED = "published questions"
+
+
+def prompts_label(config: dict, source: str | None = None, records: list[dict] | None = None) -> str:
+    """The run's prompt variant, marked where the wording is timefoil's own or where every
+    question was a published one asked verbatim (the records say which: a source may name both,
+    TemporalBench's published questions and its own wording for entailment); nothing for the
     default prompts of a paper or for a protocol that scores texts without asking. ``source``:
     where the wording came from, as stored in run.json when the run was made."""
     variant = config.get("variant")
@@ -54,6 +59,8 @@ def prompts_label(config: dict, source: str | None = None) -> str:
         source = source or get_benchmark(config["benchmark"]).prompts_for(variant).source
     except ValueError:  # a benchmark, protocol or variant this version does not declare
         return variant or ""
+    if asks and records and all(r["request"].get("published") for r in records):
+        return f"{variant} ({PUBLISHED})" if variant else PUBLISHED
     own = asks and OWN_WORDING in source
     if not asks or not (variant or own):
         return variant or ""
