@@ -36,6 +36,34 @@ class SummarySpec:
     rename: dict[str, str] = field(default_factory=dict)  # e.g. {"accuracy": "T"}
     multichoice_rename: dict[str, str] | None = None  # used instead where every item has 3+ options
     categories: bool = True
+    # kinds of category, each with its values in the paper's order (TemporalBench's source datasets
+    # and its categories): each kind is a table of its own, its sections in that order
+    category_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def category_kind(self, category: str) -> tuple[str, int] | None:
+        """(kind, place in the paper's order) of a category value, matched without case or
+        punctuation ("Movie_Description" is "Movie Description"); None for a value no kind names."""
+        wanted = category_key(category)
+        for kind, values in self.category_kinds.items():
+            for place, value in enumerate(values):
+                if category_key(value) == wanted:
+                    return kind, place
+        return None
+
+
+def category_key(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def category_order(spec: SummarySpec, names: Iterable[str]) -> list[str]:
+    """Category sections ("category:<value>") as the paper orders them: each kind's values in
+    its order, kind after kind, then the values no kind names, sorted."""
+    def place(name: str) -> tuple:
+        found = spec.category_kind(name.removeprefix("category:"))
+        kinds = list(spec.category_kinds)
+        return (kinds.index(found[0]), found[1], name) if found else (len(kinds), 0, name)
+
+    return sorted(names, key=place)
 
 
 @dataclass
@@ -164,7 +192,7 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
             sections[test] = outs
         sections.update(sorted((k, v) for k, v in subtests.items() if k.split("/")[0] == test))
     if spec.categories:
-        sections.update(sorted(categories.items()))
+        sections.update((name, categories[name]) for name in category_order(spec, categories))
     left_out = sorted({o.item["test"] for o in outcomes} - {o.item["test"] for o in pooled})
     result = []
     grouped = _has_groups(outcomes)

@@ -68,6 +68,10 @@ class Benchmark:
     hub_dataset: str | None = None  # the Hugging Face dataset repository `prepare` downloads
     obtain: str = ""  # where the files come from when `prepare` cannot download them
     released: ReadingRule | None = None  # how its released scorer reads answers (`--reading released`)
+    # protocol -> the metric of the paper's runs x tests table (VELOCITI's Table 2: StrictVLE per
+    # test and its average), which `report` of several runs prints; short column names by test
+    by_test: dict[str, str] = field(default_factory=dict)
+    test_labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def protocols(self) -> tuple[str, ...]:

@@ -243,12 +243,42 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
     for group in same_kind.values():
         if len(group) > 1:
             console.print(comparison_table(group))
+            by_test = tests_table(group)
+            if by_test is not None:
+                console.print(by_test)
     console.print("bold: above chance (one-sided p < 0.05) · ▼: below chance (p < 0.05) · "
                   "±: half-width of the 95% CI · c: that number's chance · paper c: the chance the paper states, "
                   "where it differs · n: its own count where it differs "
                   "from the row's · !: joined videos with fewer than 3 frames · "
                   "paper ·: quoted from the paper, not run here · meant / released: the number under the "
                   "other reading of the answers, where it differs", style="dim")
+
+
+def tests_table(runs: list[ScoredRun]) -> Table | None:
+    """Runs as rows and the paper's tests as columns, then their average, for the metric the
+    benchmark's runs x tests table shows (VELOCITI's Table 2); None where it declares none."""
+    first = runs[0].report
+    try:
+        declared = get_benchmark(first.benchmark)
+    except ValueError:
+        return None
+    wanted = declared.by_test.get(first.protocol)
+    if not wanted:
+        return None
+    by_run = [{m.name: m for m in run.report.metrics} for run in runs]
+    tests = [t for t in declared.summary.tests if any(f"{t}/{wanted}" in metrics for metrics in by_run)]
+    if not tests:  # runs of one test: the side-by-side overall table says it all
+        return None
+    table = Table(title=f"{first.benchmark} · {first.protocol} · {wanted} by test, side by side",
+                  title_justify="left")
+    table.add_column("run", no_wrap=True)
+    for test in tests:
+        table.add_column(declared.test_labels.get(test, test), justify="right")
+    table.add_column("Avg", justify="right")
+    for run, metrics in zip(runs, by_run):
+        average = next((m for name, m in metrics.items() if name.startswith(f"overall/average {wanted}")), None)
+        table.add_row(run.label, *[metric_cell(metrics.get(f"{t}/{wanted}")) for t in tests], metric_cell(average))
+    return table
 
 
 def comparison_table(runs: list[ScoredRun]) -> Table:

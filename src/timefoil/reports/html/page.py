@@ -102,7 +102,7 @@ def plots_html(runs: list[ScoredRun], tables: list[PaperTable], configs: dict[st
             continue
         # runs identical but for their sampling: the metric against frames (or fps)
         sweeps: OrderedDict[str, list] = OrderedDict()
-        for run, metrics in table.rows:
+        for run, metrics in table.rows if not table.part else ():  # a part table repeats its main table's runs
             config = dict(configs[run.run_dir])
             x = _sampling_x(run, config)
             metric = metrics.get(f"overall/{headline}")
@@ -128,7 +128,7 @@ def plots_html(runs: list[ScoredRun], tables: list[PaperTable], configs: dict[st
                 figures.append(bar_plot(bars, f"{table.title} · {run.label}: {headline} by test and category",
                                         headline, "category-bars"))
         biased = [(run.label, metrics["overall/bias"].value, 0.0) for run, metrics in table.rows
-                  if "overall/bias" in metrics and metrics["overall/bias"].value is not None]
+                  if not table.part and "overall/bias" in metrics and metrics["overall/bias"].value is not None]
         if biased:
             figures.append(bar_plot(biased, f"{table.title}: multiple-choice bias (acc_B − acc_A)", "bias, points",
                                     "bias-bars", lo=-100, hi=100))
@@ -251,7 +251,8 @@ def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: 
     if ablation is not None:
         sections.append(("ablation", "Ablation", ablation_html(ablation, figures)))
         figures = [f for f in figures if 'data-kind="frames-line"' not in f]
-    boards = [leaderboard_html(t, outcomes) for t in tables if len(t.rows) > 1] if ablation is None else []
+    boards = [leaderboard_html(t, outcomes) for t in tables if len(t.rows) > 1 and not t.part] \
+        if ablation is None else []
     if boards:
         sections.append(("leaderboard", "Leaderboard", '<p class="legend">Click a column to sort. [..]: 95% CI; '
                          "bold: above chance. Hover a cell for its p-value and, where two runs' intervals overlap, "

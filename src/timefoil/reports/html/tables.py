@@ -12,6 +12,7 @@ from ..pairing import HEADLINE_ITEMS, load_outcomes
 from ...protocols import Outcome
 from ..report import ScoredRun, format_difference, format_p, other_reading, quoted_rows, reading_line, split_name
 from ...measures.stats import MetricValue
+from ...scoring import SummarySpec, category_order
 from .compare import RunPair, pairs
 
 
@@ -23,6 +24,7 @@ class PaperTable:
     rows: list[tuple[ScoredRun, dict[str, MetricValue]]]
     quoted: list = field(default_factory=list)  # PaperRow: numbers quoted from the paper, not run here
     pairs: list[RunPair] = field(default_factory=list)  # the runs compared two by two, over the headline items
+    part: str = ""  # a table of one kind of category ("by source dataset"), after the main table
 
     def quoted_value(self, row, column: tuple[str, str]) -> str:
         value = row.values.get("/".join(column))
@@ -30,7 +32,7 @@ class PaperTable:
 
     @property
     def title(self) -> str:
-        return f"{self.benchmark} · {self.protocol}"
+        return f"{self.benchmark} · {self.protocol}" + (f" · by {self.part}" if self.part else "")
 
     def chance(self, column: tuple[str, str]) -> float | None:
         for _, metrics in self.rows:
@@ -67,10 +69,12 @@ def paper_tables(runs: list[ScoredRun], outcomes: dict[str, list[Outcome]] | Non
         if not wanted:
             wanted = tuple(OrderedDict.fromkeys(split_name(n)[1] for n in names if split_name(n)[0] == "overall"
                                                 and not n.startswith("overall/average")))
-        categories = bool(declared and declared.summary.categories)
+        spec = declared.summary if declared else SummarySpec()
+        kinds = spec.category_kinds if spec.categories else {}
         present = set(names)
-        columns = [(section, metric) for section in _sections(names, categories) for metric in wanted
-                   if f"{section}/{metric}" in present]
+        sections = _sections(names, spec.categories)
+        columns = [(section, metric) for section in sections if not (kinds and section.startswith("category:"))
+                   for metric in wanted if f"{section}/{metric}" in present]
         columns += [split_name(n) for n in names if n.startswith("overall/average")]
         rows = [(run, {m.name: m for m in run.report.metrics}) for run in members]
         quoted = quoted_rows(benchmark, protocol, ["/".join(c) for c in columns])
@@ -78,7 +82,22 @@ def paper_tables(runs: list[ScoredRun], outcomes: dict[str, list[Outcome]] | Non
             if run.run_dir not in outcomes:
                 outcomes[run.run_dir] = load_outcomes(run.run_dir, run.report.reading)
         tables.append(PaperTable(benchmark, protocol, columns, rows, quoted, pairs(members, outcomes)))
+        for part, kind_columns in _kind_tables(spec, sections, wanted, present).items():
+            tables.append(PaperTable(benchmark, protocol, kind_columns, rows, part=part))
     return tables
+
+
+def _kind_tables(spec: SummarySpec, sections: list[str], wanted, present: set[str]) -> dict[str, list]:
+    """One table per kind of category (the paper's per-source and per-category tables), its
+    columns in the paper's order; values no kind names in a table of their own."""
+    if not spec.category_kinds:
+        return {}
+    tables: dict[str, list] = {}
+    for section in category_order(spec, [s for s in sections if s.startswith("category:")]):
+        found = spec.category_kind(section.removeprefix("category:"))
+        part = found[0] if found else "other category"
+        tables.setdefault(part, []).extend((section, m) for m in wanted if f"{section}/{m}" in present)
+    return {part: columns for part, columns in tables.items() if columns}
 
 
 def _value(metric: MetricValue | None) -> str:
@@ -103,7 +122,8 @@ def write_table_csv(tables: list[PaperTable], path: str) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         for table in tables:
-            writer.writerow(["benchmark", table.benchmark, "protocol", table.protocol])
+            writer.writerow(["benchmark", table.benchmark, "protocol", table.protocol]
+                            + (["table", f"by {table.part}"] if table.part else []))
             writer.writerow(["run"] + ["/".join(c) for c in table.columns])
             writer.writerow(["chance"] + [_format(table.chance(c)) for c in table.columns])
             for run, metrics in table.rows:
@@ -131,7 +151,8 @@ def _format(value: float | None) -> str:
 
 
 def write_table_json(tables: list[PaperTable], path: str) -> None:
-    data = [{"benchmark": t.benchmark, "protocol": t.protocol, "columns": ["/".join(c) for c in t.columns],
+    data = [{"benchmark": t.benchmark, "protocol": t.protocol, **({"part": t.part} if t.part else {}),
+             "columns": ["/".join(c) for c in t.columns],
              "chance": {"/".join(c): t.chance(c) for c in t.columns},
              "rows": [{"run": run.run_dir, "label": run.label, "items": run.report.items, "errors": run.report.errors,
                        "parse_failures": run.report.parse_failures, "reading": run.report.reading,
