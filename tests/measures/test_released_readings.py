@@ -171,3 +171,25 @@ def test_beside_keeps_the_other_number_only_where_it_differs():
     assert "released" not in shown.get("overall/acc_A").extra  # "Answer: A" is A both ways
     assert shown.get("overall/acc_B").extra["released"]["value"] == 50.0  # "Answer: B" read as A
     assert shown.released["read_differently"] == 1
+
+
+class WithProbabilities(Model):
+    """A model whose first token's probabilities give e (a local model, or a served one that
+    returns log-probabilities); the text is lower case, which the closed-model rule cannot read."""
+
+    name = "probabilities"
+
+    def answer_entailment(self, requests, frames):
+        e = [.8 if r.caption.startswith("pos") else .3 for r in requests]
+        return [Answer(raw="yes" if x > .5 else "no", probs={"yes": x, "no": 1 - x}) for x in e]
+
+
+def test_velociti_entailment_read_from_probabilities_is_the_same_under_both_rules():
+    items = [pair_item(f"i{k}", f"i{k}", [f"pos {k}", f"neg {k}"], test="chrono") for k in range(3)]
+    declared = get_benchmark("velociti")
+    records = answer_offline(items, "entailment", WithProbabilities())
+    common = dict(benchmark="velociti", model="m", protocol="entailment", spec=declared.summary)
+    meant = score_records(records, **common)
+    released = score_records(records, **common, rule=declared.released)
+    assert values(meant) == values(released) and values(meant)["overall/StrictVLE"] == (100.0, 3)
+    assert released.released["read_differently"] == 0 and released.released["dropped"] == 0

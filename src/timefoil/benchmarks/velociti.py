@@ -237,7 +237,7 @@ def load(data_dir: str, subset: str | None = None) -> list[Item]:
 # "Yes" and not "No", to No the other way round (case-sensitive), and closed_model_metrics.py lines
 # 7-29 keep only pairs whose two replies both map, StrictVLE over those, acc(pos) and acc(neg|pos)
 # (lines 17-29) too. Open models (metrics.py lines 13-27) are read from the first token's
-# probabilities over every row: their e stands under this rule.
+# probabilities over every row: an e read from probabilities stands under this rule.
 RELEASED_READING = ReadingRule(
     source=f"{RELEASED} metrics.py:29-44 (first token exactly A or B), gemini/eval.py:122-127 and "
            "gemini/closed_model_metrics.py:7-29 (contains Yes and not No); unread pairs dropped",

@@ -63,9 +63,10 @@ def entailment_reading(answer: Answer, reasoning: bool = False) -> tuple[float |
 def rule_reading(outcome: ScoredOutcome, answer: Answer, reasoning: bool, value: float | None,
                  meant: Parsed) -> tuple[float | None, Parsed]:
     """e as the outcome's rule reads a written answer (1 or 0, None where it reads nothing),
-    counted where it differs from the meant reading. A local model's next-token distribution is
-    what a released open-model scorer reads too: its e stands."""
-    if (answer.meta or {}).get("first_token") is not None and meant.read_from == "logprobs":
+    counted where it differs from the meant reading. An e read from the first token's
+    probabilities (a local model, a served one with log-probabilities) is what a released
+    open-model scorer reads too: it stands."""
+    if meant.read_from == "logprobs":
         return value, meant
     said = outcome.rule.verdict(conclusion(answer.raw) if reasoning else answer.raw)
     outcome.read_differently += said != meant.value
