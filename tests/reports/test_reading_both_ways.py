@@ -84,3 +84,12 @@ def test_exports_and_html_carry_the_other_reading(mc_run, tmp_path):
     with open(tmp_path / "r.html", encoding="utf-8") as handle:
         page = handle.read()
     assert 'class="other"' in page and "released 50.0" in page and "3 items dropped" in page
+
+
+def test_run_resumed_prints_its_tables_under_the_reading_asked(mc_run, tmp_path):
+    """Every request already answered: `run` asks nothing and prints the released reading."""
+    data = str(mc_run.parent / "data")
+    done = cli("run", "velociti", "--model", "random", "--data", data, "--blind", "--protocol", "choice",
+               "--out", str(mc_run), "--cache-dir", str(tmp_path / "cache"), "--no-progress", "--reading", "released")
+    assert done.returncode == 0, done.stderr
+    assert "meant 60.0 · n 5" in done.stdout and "read as released" in done.stdout
