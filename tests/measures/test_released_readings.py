@@ -193,3 +193,14 @@ def test_velociti_entailment_read_from_probabilities_is_the_same_under_both_rule
     released = score_records(records, **common, rule=declared.released)
     assert values(meant) == values(released) and values(meant)["overall/StrictVLE"] == (100.0, 3)
     assert released.released["read_differently"] == 0 and released.released["dropped"] == 0
+
+
+def test_an_outcome_read_by_vilmas_rule_counts_its_tie_right_wherever_it_is_asked():
+    """The pairings of `ablate` and the report ask each outcome whether it is right."""
+    from timefoil.scoring import outcomes_from_records
+
+    items = [pair_item("g0", "g0", ["cap", "foil"], test="counting")]
+    records = answer_offline(items, "similarity", Scripted({"cap": .5, "foil": .5}))
+    meant, = outcomes_from_records(records, "similarity")
+    released, = outcomes_from_records(records, "similarity", get_benchmark("vilma").released)
+    assert (meant.correct(), released.correct()) == (False, True)
