@@ -55,10 +55,37 @@ def test_the_definition_rule_sees_functions_fixtures_and_assignments():
     assert definitions("def f():\n    def cli(): pass\n", {"cli"}) == set()
 
 
+def command_line_runners(source: str) -> set[str]:
+    """Top-level functions other than tests that start ``python -m timefoil.cli`` in a
+    subprocess, whatever their name: each is a command-line helper (a test that must start the
+    process itself, to drop a variable from its environment, is no helper)."""
+    found = set()
+    for node in ast.parse(source).body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name.startswith("test_"):
+            continue
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                    and ast.unparse(call.func.value) == "subprocess" \
+                    and any(isinstance(c, ast.Constant) and c.value == "timefoil.cli" for c in ast.walk(call)):
+                found.add(node.name)
+    return found
+
+
+def test_the_runner_rule_sees_a_helper_under_any_name():
+    source = ("def run_cli(*args):\n    return subprocess.run([sys.executable, '-m', 'timefoil.cli', *args], "
+              "timeout=5)\ndef test_x():\n    cli('score')\n")
+    assert command_line_runners(source) == {"run_cli"}
+    assert command_line_runners("def f():\n    subprocess.run(['ls'], timeout=5)\n") == set()
+
+
 def test_the_cli_helper_and_the_suite_fixture_are_defined_once():
+    """Standalone scripts (tests/smoke/, standard library only) keep their own runner."""
     where: dict[str, list[str]] = {}
     for path in glob.glob(os.path.join(HERE, "**", "*.py"), recursive=True):
+        if os.path.relpath(path, HERE).startswith("smoke" + os.sep):
+            continue
         with open(path, encoding="utf-8") as handle:
-            for name in definitions(handle.read(), {"cli", "suite"}):
-                where.setdefault(name, []).append(os.path.relpath(path, HERE))
+            source = handle.read()
+        for name in definitions(source, {"cli", "suite"}) | command_line_runners(source):
+            where.setdefault(name, []).append(os.path.relpath(path, HERE))
     assert where == {"cli": ["helpers.py"], "suite": ["conftest.py"]}

@@ -15,6 +15,7 @@ from .measures import metrics as M
 from .measures.chance import event_proportion
 from .protocols import Outcome, Protocol, get_protocol
 from .protocols.base import group_event
+from .protocols.readings import MEANT, ReadingRule
 from .measures.stats import MetricValue
 
 DEGENERATE = "joined videos sampled with fewer than 3 frames: video scores are meaningless"
@@ -35,6 +36,34 @@ class SummarySpec:
     rename: dict[str, str] = field(default_factory=dict)  # e.g. {"accuracy": "T"}
     multichoice_rename: dict[str, str] | None = None  # used instead where every item has 3+ options
     categories: bool = True
+    # kinds of category, each with its values in the paper's order (TemporalBench's source datasets
+    # and its categories): each kind is a table of its own, its sections in that order
+    category_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def category_kind(self, category: str) -> tuple[str, int] | None:
+        """(kind, place in the paper's order) of a category value, matched without case or
+        punctuation ("Movie_Description" is "Movie Description"); None for a value no kind names."""
+        wanted = category_key(category)
+        for kind, values in self.category_kinds.items():
+            for place, value in enumerate(values):
+                if category_key(value) == wanted:
+                    return kind, place
+        return None
+
+
+def category_key(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def category_order(spec: SummarySpec, names: Iterable[str]) -> list[str]:
+    """Category sections ("category:<value>") as the paper orders them: each kind's values in
+    its order, kind after kind, then the values no kind names, sorted."""
+    def place(name: str) -> tuple:
+        found = spec.category_kind(name.removeprefix("category:"))
+        kinds = list(spec.category_kinds)
+        return (kinds.index(found[0]), found[1], name) if found else (len(kinds), 0, name)
+
+    return sorted(names, key=place)
 
 
 @dataclass
@@ -52,6 +81,9 @@ class ScoreReport:
     stopped: int = 0  # answers refused, blocked or out of tokens (not counted as parse failures)
     other_shards: int = 0  # a shard's items whose other requests were answered by other shards (not scored here)
     corrupt_lines: list[int] = field(default_factory=list)  # items.jsonl lines that are not records
+    reading: str = MEANT  # "meant" or "released": how the answers were read
+    # the released rule beside it: its source, answers it reads otherwise, items it drops
+    released: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "model": self.model, "protocol": self.protocol,
@@ -59,6 +91,7 @@ class ScoreReport:
                 "stopped": self.stopped, "ties": self.ties, "unanswered": self.unanswered,
                 "metrics": [m.to_json() for m in self.metrics],
                 "failures": [{"id": i, "error": e} for i, e in self.failures],
+                "reading": self.reading, **({"released": self.released} if self.released else {}),
                 **({"corrupt_lines": self.corrupt_lines} if self.corrupt_lines else {}),
                 **({"other_shards": self.other_shards} if self.other_shards else {})}
 
@@ -69,14 +102,15 @@ class ScoreReport:
         raise KeyError(f"no metric {name!r}; have {[m.name for m in self.metrics]}")
 
 
-def outcomes_from_records(records: Iterable[dict[str, Any]], protocol: Protocol | str) -> list[Outcome]:
+def outcomes_from_records(records: Iterable[dict[str, Any]], protocol: Protocol | str,
+                          rule: ReadingRule | None = None) -> list[Outcome]:
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     by_item: dict[str, list[dict]] = defaultdict(list)
     for record in records:
         by_item[record["item"]["id"]].append(record)
     # in item order, whatever the order of the records (a sharded or streamed run's log is in
     # another): blocks of shared requests are then enumerated the same way, to the last digit
-    return [protocol.outcome(by_item[item_id]) for item_id in sorted(by_item)]
+    return [protocol.outcome(by_item[item_id], rule) for item_id in sorted(by_item)]
 
 
 def _all_correct(name: str, outcomes: Sequence[Outcome], protocol: Protocol, tie_policy: str) -> MetricValue:
@@ -160,7 +194,7 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
             sections[test] = outs
         sections.update(sorted((k, v) for k, v in subtests.items() if k.split("/")[0] == test))
     if spec.categories:
-        sections.update(sorted(categories.items()))
+        sections.update((name, categories[name]) for name in category_order(spec, categories))
     left_out = sorted({o.item["test"] for o in outcomes} - {o.item["test"] for o in pooled})
     result = []
     grouped = _has_groups(outcomes)
@@ -226,12 +260,13 @@ def _named(metric: MetricValue, name: str) -> MetricValue:
 
 def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: str, protocol: str,
                   spec: SummarySpec = SummarySpec(), tie_policy: str = "strict",
-                  elsewhere: dict[str, int] | None = None) -> ScoreReport:
+                  elsewhere: dict[str, int] | None = None, rule: ReadingRule | None = None) -> ScoreReport:
     """``elsewhere`` (a shard's): item id -> its requests placed on other shards. An item whose
     own part is all answered is complete here and scored only once the shards are merged; one
-    whose part here is missing answers stays incomplete."""
+    whose part here is missing answers stays incomplete. ``rule``: a released scorer's reading
+    (its answer mapping, its tie rule, the items it drops); None reads as meant."""
     outcomes, other_shards = [], 0
-    for outcome in outcomes_from_records(records, protocol):
+    for outcome in outcomes_from_records(records, protocol, rule):
         placed_elsewhere = (elsewhere or {}).get(outcome.item["id"], 0)
         if placed_elsewhere:
             outcome.unanswered = max(0, outcome.unanswered - placed_elsewhere)
@@ -239,6 +274,15 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
                 other_shards += 1
                 continue
         outcomes.append(outcome)
+    released = None
+    if rule is not None:
+        read_differently = sum(o.read_differently for o in outcomes)
+        if rule.tie_policy and rule.tie_policy != tie_policy:  # a tie is read otherwise: right, not wrong
+            tie_policy, read_differently = rule.tie_policy, read_differently + sum(o.tie() for o in outcomes)
+        kept = [o for o in outcomes if not o.unread or o.errors or o.unanswered]  # an error stays an error
+        released = {"source": rule.source, "read_differently": read_differently,
+                    "dropped": len(outcomes) - len(kept)}
+        outcomes = kept
     failures = [(o.item["id"], e) for o in outcomes for e in dict.fromkeys(o.errors)]
     failures += [(o.item["id"], f"{o.unanswered} request(s) not answered (run incomplete)")
                  for o in outcomes if o.unanswered]
@@ -247,4 +291,21 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
         errors=sum(bool(o.errors) or bool(o.unanswered) for o in outcomes),
         parse_failures=sum(o.parse_failures for o in outcomes), stopped=sum(o.stopped for o in outcomes),
         ties=sum(o.tie() for o in outcomes), unanswered=sum(o.unanswered for o in outcomes),
-        metrics=summarize(outcomes, protocol, spec, tie_policy), failures=failures, other_shards=other_shards)
+        metrics=summarize(outcomes, protocol, spec, tie_policy), failures=failures, other_shards=other_shards,
+        reading="released" if rule is not None else MEANT, released=released)
+
+
+def beside(shown: ScoreReport, other: ScoreReport) -> ScoreReport:
+    """``shown`` with the other reading's number in each metric where the two differ (value or
+    n), under the other reading's name, with its own n, chance and p-value."""
+    others = {m.name: m for m in other.metrics}
+    metrics = []
+    for metric in shown.metrics:
+        alt = others.get(metric.name)
+        if alt is not None and (alt.n != metric.n or (alt.value is None) != (metric.value is None)
+                                or (alt.value is not None and abs(alt.value - metric.value) > 1e-9)):
+            metric = replace(metric, extra={**metric.extra, other.reading: {
+                "value": alt.value, "n": alt.n, "chance": alt.chance, "p_value": alt.p_value,
+                "ci95": list(alt.ci95) if alt.ci95 else None}})
+        metrics.append(metric)
+    return replace(shown, metrics=metrics, released=shown.released or other.released)

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -17,7 +16,7 @@ from timefoil.benchmarks import BENCHMARKS, get_benchmark
 from timefoil.cli import main
 from timefoil.protocols import OWN_WORDING, PlanContext, get_protocol
 from timefoil.protocols.choice import JUDGE_TWO
-from helpers import TESTS
+from helpers import TESTS, cli
 
 HERE = os.path.join(TESTS, "data", "prompts")
 
@@ -179,11 +178,6 @@ def velociti_folder(tmp_path):
     return str(tmp_path / "data")
 
 
-def run_cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "TIMEFOIL_THREADS": "1"})
-
-
 @pytest.mark.parametrize("variant, protocol, expected", [
     ("released", "entailment", "Carefully watch the video and pay attention to the sequence of events, the details and "
      "actions of persons.\nHere is a caption that describes the video: he sits then runs\nBased on your observation, "
@@ -195,7 +189,7 @@ def run_cli(*args, timeout=120):
 ])
 def test_the_variant_chosen_on_the_command_line_is_what_the_model_is_asked(tmp_path, variant, protocol, expected):
     data = velociti_folder(tmp_path)
-    done = run_cli("run", "velociti", "--model", "random", "--data", data, "--blind", "--protocol", protocol,
+    done = cli("run", "velociti", "--model", "random", "--data", data, "--blind", "--protocol", protocol,
                    "--variant", variant, "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
                    "--no-progress")
     assert done.returncode == 0, done.stderr
@@ -208,7 +202,7 @@ def test_the_variant_chosen_on_the_command_line_is_what_the_model_is_asked(tmp_p
 
 
 def test_a_variant_for_another_protocol_is_refused_before_anything_runs(tmp_path):
-    done = run_cli("run", "velociti", "--model", "random", "--data", velociti_folder(tmp_path), "--blind",
+    done = cli("run", "velociti", "--model", "random", "--data", velociti_folder(tmp_path), "--blind",
                    "--protocol", "choice", "--variant", "cot", "--out", str(tmp_path / "run"))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == \
@@ -221,7 +215,7 @@ def test_own_wording_is_labelled_in_the_report(tmp_path):
 
     data = velociti_folder(tmp_path)
     for variant in ("cot-timefoil", "released"):
-        done = run_cli("run", "velociti", "--model", "random", "--data", data, "--blind", "--variant", variant,
+        done = cli("run", "velociti", "--model", "random", "--data", data, "--blind", "--variant", variant,
                        "--out", str(tmp_path / variant), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
                        "--max-tokens", "8")
         assert done.returncode == 0, done.stderr
@@ -257,3 +251,25 @@ def test_list_names_every_variant_with_its_source_and_marks_timefoils_wording():
     assert "Fig. 5" in listed["velociti --variant cot"]
     text = CliRunner().invoke(main, ["list"]).output
     assert f"velociti --variant cot-timefoil {OWN_WORDING}" in " ".join(text.split())
+
+
+def test_published_questions_asked_verbatim_are_labelled_so(tmp_path):
+    """TemporalBench's source names its own wording for entailment; a choice run that asked every
+    published question as published says so, and the multi-choice format, which has none, does not."""
+    from benchmark_files import tb_question
+    from timefoil.reports.report import load_scored
+
+    (tmp_path / "data").mkdir()
+    records = [tb_question(f"v1_{k}", "v1.mp4", "Action Order", "true one", f"neg{k}", "AB"[k]) for k in range(2)]
+    (tmp_path / "data" / "temporalbench_short_qa.json").write_text(json.dumps(records))
+    common = ("--model", "random", "--data", str(tmp_path / "data"), "--blind", "--cache-dir", str(tmp_path / "c"),
+              "--no-progress")
+    runs = {"default": (), "released-llava-onevision": ("--variant", "released-llava-onevision"),
+            "multichoice": ("--bench-arg", "format=multichoice")}
+    for name, extra in runs.items():
+        done = cli("run", "temporalbench", *common, *extra, "--out", str(tmp_path / name))
+        assert done.returncode == 0, done.stderr
+    assert load_scored(str(tmp_path / "default")).label == "random · blind · published questions"
+    assert load_scored(str(tmp_path / "released-llava-onevision")).label == \
+        "random · blind · released-llava-onevision (published questions)"
+    assert load_scored(str(tmp_path / "multichoice")).label == f"random · blind · default prompts ({OWN_WORDING})"

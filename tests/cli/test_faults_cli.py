@@ -85,6 +85,28 @@ FAULTS = [
 ]
 
 
+
+def stored_synth_run(tmp_path) -> str:
+    done = cli(*run_args(tmp_path), env={"TIMEFOIL_CACHE": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    return str(tmp_path / "run")
+
+
+def still_scored(tmp_path) -> None:
+    done = cli("score", "--json", str(tmp_path / "run"))
+    assert done.returncode == 0 and json.loads(done.stdout)["reading"] == "meant", done.stderr
+
+
+FAULTS += [
+    Fault("released reading of a benchmark without a released scorer",
+          lambda t: ["score", stored_synth_run(t), "--reading", "released"], 1,
+          r"synth has no released scorer to read its answers by; --reading released applies to vinoground, "
+          r"temporalbench, vitatecs, velociti, vilma", still_scored),
+    Fault("reading that is no rule", lambda t: ["score", stored_synth_run(t), "--reading", "lenient"], 2,
+          r"'lenient' is not one of 'meant', 'released'", still_scored),
+]
+
+
 @pytest.mark.parametrize("fault", FAULTS, ids=str)
 def test_fault(fault, tmp_path):
     run_fault(fault, tmp_path)

@@ -139,9 +139,10 @@ def test_two_by_two_matrices_under_similarity():
 
 def test_shared_positive_under_entailment():
     """Four questions of a video share its positive: MBA chance 1/32, not (1/4)^4; acc(pos) counts
-    the positive once per video."""
+    the positive in each question (as VELOCITI's paper counts) and takes its chance from the five
+    distinct positives."""
     structure = [[([f"v{v}p", f"v{v}n{q}"], 0, "main") for q in range(4)] for v in range(5)]
     found = simulate("entailment", structure, 5)
     check_calibrated(found)
     assert math.isclose(found["overall/group"][0][1], 100 / 32)
-    assert found["overall/acc(pos)"][0][3] == 5  # five distinct positives, not twenty questions
+    assert found["overall/acc(pos)"][0][3] == 20  # twenty questions, five distinct positives behind them

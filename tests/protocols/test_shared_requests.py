@@ -72,7 +72,8 @@ def test_vilma_proficiency_caption_equal_to_the_main_one_is_asked_once():
 
 def test_temporalbench_mba_under_entailment_shares_the_positive():
     """Four questions of one video, each its positive against one negative: MBA needs Yes on the
-    positive and No on four negatives, (1/2)^5 = 1/32. acc(pos) counts the positive once."""
+    positive and No on four negatives, (1/2)^5 = 1/32. acc(pos) counts the positive in each
+    question, its p-value from the two distinct positives."""
     items = [pair_item(f"v{v}q{q}", f"v{v}", [f"true {v}", f"neg {v} {q}"]) for v in range(2) for q in range(4)]
     e = {f"true {v}": .9 for v in range(2)} | {f"neg {v} {q}": .1 for v in range(2) for q in range(4)}
     e["true 1"] = .2  # video 1's positive said No: all four of its questions wrong
@@ -81,8 +82,11 @@ def test_temporalbench_mba_under_entailment_shares_the_positive():
     assert mba.chance == pytest.approx(100 / 32) and mba.value == 50.0 and mba.n == 2
     assert mba.p_value == pytest.approx(1 - (31 / 32) ** 2)  # P(at least one of two videos right)
     positives = metrics["overall/acc(pos)"]
-    assert (positives.n, positives.value, positives.chance) == (2, 50.0, 50.0)
+    assert (positives.n, positives.value, positives.chance) == (8, 50.0, 50.0)
+    # 4 of 8 rows right, but the rows are two coins of four: P(X >= 4) = P(at least one Yes) = 3/4,
+    # where eight independent rows would give P(Binomial(8, 1/2) >= 4) = 0.637
     assert positives.p_value == pytest.approx(0.75)
+    assert positives.extra["sharing"]["distinct requests"] == 2 and "counted" in positives.extra["sharing"]
     strict = metrics["overall/StrictVLE"]
     # 4 of 8 right. Per video: No on the positive (1/2) gives 0, else Binomial(4, 1/2); the two
     # videos convolved: P(X >= 4), not the independent items' P(Binomial(8, 1/4) >= 4) = 0.114
@@ -93,14 +97,16 @@ def test_temporalbench_mba_under_entailment_shares_the_positive():
 
 def test_velociti_positive_asked_in_two_tests_policy():
     """The same (video, positive) in agent_bind and chrono: each test counts it; overall counts it
-    once in acc(pos) and enumerates the two items jointly; the averages say how many requests the
-    tests share and that they take the tests as independent."""
+    in both items in acc(pos) (as the paper) and enumerates the two items jointly; the averages say
+    how many requests the tests share and that they take the tests as independent."""
     items = [pair_item("a0", "a0", ["shared", "neg a0"], test="agent_bind", vid="v"),
              pair_item("a1", "a1", ["pos a1", "neg a1"], test="agent_bind", vid="w"),
              pair_item("c0", "c0", ["shared", "neg c0"], test="chrono", vid="v")]
     e = {"shared": .9, "neg a0": .1, "pos a1": .9, "neg a1": .1, "neg c0": .1}
     metrics = scored(items, "entailment", e, get_benchmark("velociti").summary, "velociti")
-    assert metrics["overall/acc(pos)"].n == 2 and metrics["agent_bind/acc(pos)"].n == 2
+    assert metrics["overall/acc(pos)"].n == 3 and metrics["agent_bind/acc(pos)"].n == 2
+    # three rows right, two distinct positives behind them: P = (1/2)^2, not (1/2)^3
+    assert metrics["overall/acc(pos)"].p_value == pytest.approx(1 / 4)
     assert metrics["chrono/acc(pos)"].n == 1
     # overall StrictVLE: 3 of 3 right. a0 and c0 share the positive (3 coins, 1/8), a1 alone (1/4):
     # P = 1/32, where independent items would claim (1/4)^3 = 1/64

@@ -8,6 +8,7 @@ from typing import Callable
 
 from ..core.items import Item, VideoRef
 from ..protocols import PROTOCOLS, Prompts
+from ..protocols.readings import ReadingRule
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
 
@@ -66,6 +67,11 @@ class Benchmark:
     survey: Callable[[str], dict] | None = None  # what `inspect` adds: records filtered out, files ignored
     hub_dataset: str | None = None  # the Hugging Face dataset repository `prepare` downloads
     obtain: str = ""  # where the files come from when `prepare` cannot download them
+    released: ReadingRule | None = None  # how its released scorer reads answers (`--reading released`)
+    # protocol -> the metric of the paper's runs x tests table (VELOCITI's Table 2: StrictVLE per
+    # test and its average), which `report` of several runs prints; short column names by test
+    by_test: dict[str, str] = field(default_factory=dict)
+    test_labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def protocols(self) -> tuple[str, ...]:

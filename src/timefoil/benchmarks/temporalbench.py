@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
+from ..protocols.readings import ReadingRule, first_character
 from ..scoring import SummarySpec
 from .base import (Benchmark, DataError, distinct, find_file, make_item, need_key, need_text, optional, paper_rows,
                    resolve_video)
@@ -127,6 +128,20 @@ def load(data_dir: str, subset: str = "short_qa", format: str = "binary") -> lis
     return items
 
 
+# The released scorer, get_qa_acc.py at 62f88ab9a93699cb45f89c6e9ac034e2b83fcb39: line 49 compares
+# GT with the reply's first character in lower case ("Answer: B" is A); binary accuracy divides by
+# every answer (line 92), MBA by every video (line 94). An empty reply raises at line 49, outside
+# any try, and stops the script; timefoil counts it wrong.
+# The per-source tables' order (the seven sources as the specification lists them) and the
+# categories' order, as get_qa_acc.py prints them (lines 110-119: the paper's seven word-level
+# categories with event order, the event-level one, before "Others").
+SOURCES = ("ActivityNet", "Charades", "COIN", "EgoExo4D", "Movie Description", "Oops", "FineGym")
+CATEGORIES = ("Action Order", "Action Frequency", "Action Type", "Motion Magnitude", "Motion Direction/Orientation",
+              "Action Effector", "Event Order", "Others")
+
+RELEASED_READING = ReadingRule(source=f"{RELEASED} get_qa_acc.py:49 (first character)", letter=first_character)
+
+
 BENCHMARK = Benchmark(
     name="temporalbench",
     description="TemporalBench: binary accuracy and multiple binary accuracy (MBA) on fine-grained captions",
@@ -137,7 +152,8 @@ BENCHMARK = Benchmark(
     variants=PROMPT_VARIANTS,
     # binary accuracy is the paper's BA; asked with all M + 1 options at once it is another number
     summary=SummarySpec(group_metric="MBA", rename={"accuracy": "BA"},
-                        multichoice_rename={"accuracy": "MC accuracy"}),
+                        multichoice_rename={"accuracy": "MC accuracy"},
+                        category_kinds={"source dataset": SOURCES, "category": CATEGORIES}),
     table={"choice": ("BA", "MBA", "MC accuracy", "central picks", "central is true"), "similarity": ("BA", "MBA"),
            "entailment": ("StrictVLE", "MBA"), "generation": ("BLEU-4", "ROUGE-L", "CIDEr", "embedding similarity")},
     unit="items",
@@ -145,4 +161,5 @@ BENCHMARK = Benchmark(
     + paper_rows("choice", "paper", ("overall/MC accuracy",), {"GPT-4o": (75.7,)})
     + paper_rows("choice", "paper", ("overall/BA", "overall/MBA"), {"LLaVA-OneVision-7B, 1 frame": (53.30, 13.31)}),
     hub_dataset="microsoft/TemporalBench",
+    released=RELEASED_READING,
 )

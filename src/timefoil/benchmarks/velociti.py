@@ -7,6 +7,7 @@ from collections import Counter
 
 from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
+from ..protocols.readings import ReadingRule, contains_one_verdict, first_token
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
 from .base import (MAX_SECONDS, Benchmark, DataError, distinct, find_file, make_item, need_flag, need_key, need_text,
@@ -228,6 +229,21 @@ def load(data_dir: str, subset: str | None = None) -> list[Item]:
     return items
 
 
+# The released scorers at 8d66ddbb58161184f3877e7c1946955139948285. Multiple choice, metrics.py
+# lines 29-44 (gemini/closed_model_metrics.py lines 31-46 alike): a pair counts only where the first
+# whitespace token of both answers is exactly "A" or "B", and acc_A, acc_B and A∧B divide by those
+# pairs ("A." or "a" drops the pair; an empty answer raises at line 32, timefoil drops its pair).
+# Entailment of closed models: gemini/eval.py lines 122-127 map a reply to Yes where it contains
+# "Yes" and not "No", to No the other way round (case-sensitive), and closed_model_metrics.py lines
+# 7-29 keep only pairs whose two replies both map, StrictVLE over those, acc(pos) and acc(neg|pos)
+# (lines 17-29) too. Open models (metrics.py lines 13-27) are read from the first token's
+# probabilities over every row: an e read from probabilities stands under this rule.
+RELEASED_READING = ReadingRule(
+    source=f"{RELEASED} metrics.py:29-44 (first token exactly A or B), gemini/eval.py:122-127 and "
+           "gemini/closed_model_metrics.py:7-29 (contains Yes and not No); unread pairs dropped",
+    letter=first_token, verdict=contains_one_verdict, drops=True)
+
+
 BENCHMARK = Benchmark(
     name="velociti",
     description="VELOCITI: StrictVLE / ClassicVLE entailment and two-order multiple choice on movie clips",
@@ -253,4 +269,8 @@ BENCHMARK = Benchmark(
         "Gemini-1.5-Pro (subset)": (49.3,), "human": (93.0,)})
     + paper_rows("entailment", "paper", ("overall/average ClassicVLE",), {"LLaVA-OneVision-72B": (83.6,)}),
     hub_dataset="katha-ai-iiith/VELOCITI",
+    released=RELEASED_READING,
+    # Table 2: runs as rows, the control test ("Ctrl") and the seven tests, then their average
+    by_test={"entailment": "StrictVLE", "choice": "A∧B", "similarity": "accuracy"},
+    test_labels={"control": "Ctrl"},
 )

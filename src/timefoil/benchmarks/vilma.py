@@ -6,6 +6,7 @@ import re
 
 from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
+from ..protocols.readings import ReadingRule
 from ..scoring import SummarySpec
 from .base import (Benchmark, DataError, distinct, make_item, need_number, need_object, need_text, need_texts,
                    optional, paper_rows, resolve_video, window)
@@ -157,6 +158,15 @@ def load(data_dir: str) -> list[Item]:
     raise DataError(f"{data_dir}: none of the ViLMA files found ({', '.join(FILES)})")
 
 
+# The released scorers, github.com/ilkerkesen/ViLMA at 746912b7c8e81d53eb946abe26456ad8b7db826f:
+# bin/eval.py lines 71-72 (torchmetrics' multiclass accuracy: the argmax of the scores, the first
+# of equal ones) and bin/multi_eval.py lines 78-81 (argmax, or argmin of perplexities, equal to 0
+# for both the proficiency and the main test): a caption that ties with a foil counts right. Every
+# item of the benchmark counts (the membership filter, bin/eval.py lines 49-56, is the loader's).
+RELEASED_READING = ReadingRule(source="github.com/ilkerkesen/ViLMA@746912b bin/eval.py:71-72, bin/multi_eval.py:78-81 "
+                                      "(argmax: ties right)", tie_policy="ties-correct")
+
+
 BENCHMARK = Benchmark(
     name="vilma",
     description="ViLMA: counting, situation awareness, change of state, rare actions, spatial relations (P, T, P+T)",
@@ -172,4 +182,5 @@ BENCHMARK = Benchmark(
         "GPT-2 (text only)": (26.2,), "OPT (text only)": (30.6,), "random": (23.8,)}),
     obtain="annotation files: the ViLMA repository's data/*.json; videos under videos/ (QUVA, Something-Something "
            "v2, STAR, VidSitu by file name; YouTube clips with --youtube)",
+    released=RELEASED_READING,
 )

@@ -5,6 +5,7 @@ import os
 
 from ..core.items import Item
 from ..protocols import Prompts
+from ..protocols.readings import ReadingRule, first_character
 from ..scoring import SummarySpec
 from ..video.sampling import Sampling
 from .base import (Benchmark, DataError, distinct, find_file, make_item, need_key, need_text, one_of, optional,
@@ -104,6 +105,15 @@ def load(data_dir: str, concatenated: str = "built") -> list[Item]:
     return distinct(items, path)
 
 
+# The released scorer, get_score_all.py at 1543a2a1fda1950baafa794b65eb3f877685b435: lines 66-67
+# and 79-80 compare the reply's first character with GT in lower case (the test `"qwen" or "ma-lmm"
+# in model` is always true, so every model is read so: "Answer: B" is A, " B" is nothing); every
+# pair counts in the denominator (line 109). A reply that raises there (empty) skips the rest of
+# its pair (lines 126-127), so its video score counts wrong too; timefoil counts only that answer wrong.
+RELEASED_READING = ReadingRule(source=f"{RELEASED} get_score_all.py:66-67,79-80 (first character)",
+                               letter=first_character)
+
+
 BENCHMARK = Benchmark(
     name="vinoground",
     description="Vinoground: text, video and group scores on 500 counterfactual video pairs",
@@ -126,4 +136,5 @@ BENCHMARK = Benchmark(
     + paper_rows("similarity", "Table 2", ("overall/text", "overall/video", "overall/group"),
                  {"VideoCLIP": (17.0, 2.8, 1.2), "Random chance": (25.0, 25.0, 16.67)}),
     hub_dataset="HanSolo9682/Vinoground",
+    released=RELEASED_READING,
 )

@@ -5,6 +5,7 @@ import os
 
 from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
+from ..protocols.readings import ReadingRule
 from ..scoring import SummarySpec
 from .base import Benchmark, distinct, find_file, make_item, need_text, paper_rows, resolve_video
 from .reading import read_jsonl
@@ -43,6 +44,14 @@ def load(data_dir: str) -> list[Item]:
     return distinct(items, data_dir)
 
 
+# The released scorers, github.com/lscpku/VITATECS at 58bff59bb1d3ed287983fca8ca7589498f4db6b2:
+# X-CLIP/eval_vitatecs_xclip.py line 401 (eval_vitatecs_clip4clip.py line 399, alpro/eval_alpro.py
+# line 166) count a triple right where the caption's score is strictly above the counterfactual's,
+# over every triple: the meant rule. It scores no written answer; the rule changes nothing.
+RELEASED_READING = ReadingRule(source="github.com/lscpku/VITATECS@58bff59 X-CLIP/eval_vitatecs_xclip.py:401 "
+                                      "(caption > counterfactual, strict; as meant)")
+
+
 BENCHMARK = Benchmark(
     name="vitatecs",
     description="VITATECS: caption vs counterfactual in six temporal aspects (MSR-VTT, VATEX)",
@@ -61,4 +70,5 @@ BENCHMARK = Benchmark(
         "ALPRO (zero-shot)": (41.4, 37.5, 39.4), "CLIP4Clip (MSR-VTT)": (66.9, 57.5, 62.2)}),
     obtain="annotation files: the VITATECS repository's data/<Aspect>.jsonl; videos: MSR-VTT and VATEX test sets "
            "under videos/MSRVTT/ and videos/VATEX/",
+    released=RELEASED_READING,
 )

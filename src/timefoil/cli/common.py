@@ -14,7 +14,14 @@ from ..benchmarks import DataError
 from ..core.redaction import redact
 from ..execution.config import RunError
 from ..protocols import PROTOCOLS
+from ..protocols.readings import MEANT, READINGS
 from ..video.decode import VideoError
+
+
+reading_option = click.option(
+    "--reading", type=click.Choice(READINGS), default=MEANT, show_default=True,
+    help="how answers are read: meant (the papers' definitions) or released (each benchmark's released "
+         "scorer, which made the published rows); the other number is shown beside where they differ")
 
 
 class ProtocolChoice(click.Choice):

@@ -10,23 +10,24 @@ from ..core.paths import refuse_output_inside
 from ..execution.stored import score_run
 from ..measures.metrics import TIE_POLICIES
 from .app import main
-from .common import Failure, guard
+from .common import Failure, guard, reading_option
 
 
 @main.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--tie-policy", type=click.Choice(TIE_POLICIES), default="strict", show_default=True)
+@reading_option
 @guard
-def score(run_dir: str, as_json: bool, tie_policy: str) -> None:
+def score(run_dir: str, as_json: bool, tie_policy: str, reading: str) -> None:
     """Recompute every metric from a run's stored answers (no model needed)."""
-    report = score_run(run_dir, tie_policy=tie_policy)
+    report = score_run(run_dir, tie_policy=tie_policy, reading=reading)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return
     from ..reports.report import load_scored, print_runs
 
-    scored = load_scored(run_dir)
+    scored = load_scored(run_dir, reading)
     scored.report = report
     print_runs([scored])
 
@@ -56,8 +57,9 @@ def check(run_dir: str, no_plan: bool) -> None:
 @click.option("--latex", "latex_path", type=click.Path(dir_okay=False), help="the paper tables as LaTeX")
 @click.option("--samples", default=200, show_default=True, help="items per run in the HTML sample browser")
 @click.option("--no-thumbnails", is_flag=True, help="leave frame thumbnails out of the HTML report")
+@reading_option
 @guard
-def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thumbnails):
+def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thumbnails, reading):
     """Tables of one or more runs, side by side; optionally an HTML report and exports."""
     from ..reports.report import load_scored, print_runs
     from ..execution.store import RUN_FILES
@@ -65,7 +67,7 @@ def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thu
     # Other files beside a run's own are harmless (a report.html kept with its run); its own are not.
     for written in (html_path, csv_path, json_path, latex_path):
         refuse_output_inside(written, [os.path.join(d, name) for d in run_dirs for name in RUN_FILES])
-    runs = [load_scored(d) for d in run_dirs]
+    runs = [load_scored(d, reading) for d in run_dirs]
     print_runs(runs)
     if csv_path or json_path or latex_path:
         from ..reports.html import paper_tables, write_table_csv, write_table_json, write_table_latex
@@ -79,5 +81,5 @@ def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thu
     if html_path:
         from ..reports.html import write_html
 
-        write_html(list(run_dirs), html_path, limit=samples, thumbnails=not no_thumbnails)
+        write_html(list(run_dirs), html_path, limit=samples, thumbnails=not no_thumbnails, reading=reading)
         click.echo(f"wrote {html_path}")

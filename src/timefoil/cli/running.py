@@ -19,7 +19,7 @@ from ..execution.runner import Runner
 from ..protocols import ORDER_POLICIES
 from ..video.sampling import Sampling
 from .app import main
-from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, key_values
+from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, key_values, reading_option
 
 
 @main.command("run")
@@ -60,6 +60,7 @@ from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, ke
 @click.option("--gpus-per-worker", type=FiniteRange(min=0), help="GPUs per Ray worker (default 1 if any)")
 @click.option("--ray-address", help="an existing Ray cluster (default: RAY_ADDRESS, else a local one)")
 @click.option("--no-progress", is_flag=True)
+@reading_option
 @guard
 def run_cmd(benchmark: str, out: str, **flags) -> None:
     """Evaluate a model on a benchmark (rerun the same command to resume)."""
@@ -79,7 +80,7 @@ def run_cmd(benchmark: str, out: str, **flags) -> None:
         for line in _notes(runner, reports[-1], part):
             click.echo(f"{run_dir}: {line}", err=True)
         run_dirs.append(run_dir)
-    print_runs([load_scored(d) for d in run_dirs])
+    print_runs([load_scored(d, flags["reading"]) for d in run_dirs])
     summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
     if summary:
         click.echo(redact(summary), err=True)  # the command line may hold a key in the model's URL
@@ -142,9 +143,10 @@ def _notes(runner: Runner, report, part) -> list[str]:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="the ablation table as JSON")
 @click.option("--cache-dir", type=click.Path(file_okay=False))
 @click.option("--threads", type=click.IntRange(min=1))
+@reading_option
 @guard
 def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_arg, limit, out, html_path, json_path,
-           cache_dir, threads):
+           cache_dir, threads, reading):
     """The papers' temporal-sensitivity runs as one table: full, shuffled, reversed, one frame,
     no video (and a frames sweep), each paired with the full run on the same items."""
     from ..commands.ablation import ablate as run_ablation
@@ -157,7 +159,7 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
                        model_args=key_values(model_arg, "--model-arg"),
                        benchmark_args=key_values(bench_arg, "--bench-arg"))
     result = run_ablation(config, out, frames=tuple(frames_list(frames)), cache_dir=cache_dir, threads=threads,
-                          progress=sys.stderr.isatty())
+                          progress=sys.stderr.isatty(), reading=reading)
     console = make_console()
     console.print(ablation_table(result))
     for line in dependence_lines(result):
@@ -169,7 +171,8 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
     if html_path:
         from ..reports.html import write_html
 
-        write_html([scored.run_dir for _, scored in result.runs], html_path, ablation=ablation_data(result))
+        write_html([scored.run_dir for _, scored in result.runs], html_path, ablation=ablation_data(result),
+                   reading=reading)
         click.echo(f"wrote {html_path}")
     click.echo(f"runs in {out}/")
 

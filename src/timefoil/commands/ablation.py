@@ -15,6 +15,7 @@ from ..core.paths import default_cache_dir
 from ..reports.report import ScoredRun, format_difference, format_p, load_scored, metric_cell, split_name
 from ..execution.config import RunConfig
 from ..execution.runner import run
+from ..protocols.readings import MEANT
 
 # condition -> how it changes the run: sampling fields, or no video at all
 CONDITIONS: dict[str, dict] = {"full": {}, "shuffled": {"order": "shuffled"}, "reversed": {"order": "reversed"},
@@ -29,7 +30,7 @@ class Ablation:
 
 
 def ablate(config: RunConfig, out: str, *, frames: tuple[int, ...] = (), cache_dir: str | None = None,
-           threads: int | None = None, progress: bool = False) -> Ablation:
+           threads: int | None = None, progress: bool = False, reading: str = MEANT) -> Ablation:
     config = config.resolved()
     cache_dir = cache_dir or default_cache_dir()
     model = load_model(config.model, config.model_args, cache_dir=cache_dir)  # once for every condition
@@ -42,13 +43,15 @@ def ablate(config: RunConfig, out: str, *, frames: tuple[int, ...] = (), cache_d
         run_dir = os.path.join(out, name.replace(" ", "-"))
         run(replace(config, sampling=sampling, blind=blind), run_dir, cache_dir=cache_dir, model=model,
             progress=progress, threads=threads)
-        runs.append((name, replace(load_scored(run_dir), label=name)))
-    return paired_ablation(runs, config.benchmark, config.protocol)
+        runs.append((name, replace(load_scored(run_dir, reading), label=name)))
+    return paired_ablation(runs, config.benchmark, config.protocol, reading)
 
 
-def paired_ablation(runs: list[tuple[str, ScoredRun]], benchmark: str, protocol: str) -> Ablation:
-    """Each condition paired with the first (the full run) over the headline items."""
-    right = {r.run_dir: rights(load_outcomes(r.run_dir), HEADLINE_ITEMS) for _, r in runs}
+def paired_ablation(runs: list[tuple[str, ScoredRun]], benchmark: str, protocol: str,
+                    reading: str = MEANT) -> Ablation:
+    """Each condition paired with the first (the full run) over the headline items (items the
+    released reading drops from one run are left out of the pairing)."""
+    right = {r.run_dir: rights(load_outcomes(r.run_dir, reading), HEADLINE_ITEMS) for _, r in runs}
     full = runs[0][1]
     paired = {name: compare(full.run_dir, right[full.run_dir], r.run_dir, right[r.run_dir], HEADLINE_ITEMS)
               for name, r in runs[1:]}

@@ -10,9 +10,10 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from ..benchmarks import get_benchmark
+from ..benchmarks import BENCHMARKS, get_benchmark
 from ..measures.stats import MetricValue
-from ..scoring import ScoreReport, score_records
+from ..protocols.readings import MEANT, READINGS
+from ..scoring import ScoreReport, beside, score_records
 from .config import RunError
 from .store import CONFIG, SHARD, RunLog
 
@@ -44,8 +45,12 @@ def _elsewhere(run_dir: str) -> dict[str, int]:
     return {str(k): int(v) for k, v in elsewhere.items()} if isinstance(elsewhere, dict) else {}
 
 
-def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
-    """Every metric recomputed from the stored answers; no model is loaded."""
+def score_run(run_dir: str, tie_policy: str = "strict", reading: str = MEANT) -> ScoreReport:
+    """Every metric recomputed from the stored answers; no model is loaded. ``reading``: "meant"
+    (the papers' definitions) or "released" (the benchmark's released scorer); where the benchmark
+    has a released scorer, each metric also carries the other reading's number where they differ."""
+    if reading not in READINGS:
+        raise RunError(f"reading must be one of {', '.join(READINGS)}, not {reading!r}")
     meta, records = load_run(run_dir)
     config = meta["config"]
     try:
@@ -53,12 +58,29 @@ def score_run(run_dir: str, tie_policy: str = "strict") -> ScoreReport:
     except ValueError as exc:
         raise RunError(f"{run_dir}: {exc} (a run of a benchmark this timefoil does not know cannot be scored)") \
             from None
-    report = score_records(records, benchmark=config["benchmark"], model=config["model"],
-                           protocol=config["protocol"], spec=benchmark.summary, tie_policy=tie_policy,
-                           elsewhere=meta["elsewhere"])
+    if reading != MEANT and benchmark.released is None:
+        raise RunError(f"{run_dir}: {benchmark.name} has no released scorer to read its answers by; "
+                       f"--reading released applies to {', '.join(_with_released())}")
+
+    def scored(rule):
+        report = score_records(records, benchmark=config["benchmark"], model=config["model"],
+                               protocol=config["protocol"], spec=benchmark.summary, tie_policy=tie_policy,
+                               elsewhere=meta["elsewhere"], rule=rule)
+        report.metrics = [with_paper_chance(m, benchmark.paper_chance(config["protocol"], m.name))
+                          for m in report.metrics]
+        return report
+
+    meant = scored(None)
+    report = meant
+    if benchmark.released is not None:
+        released = scored(benchmark.released)
+        report = beside(released, meant) if reading != MEANT else beside(meant, released)
     report.corrupt_lines = meta["corrupt_lines"]
-    report.metrics = [with_paper_chance(m, benchmark.paper_chance(config["protocol"], m.name)) for m in report.metrics]
     return report
+
+
+def _with_released() -> list[str]:
+    return [name for name, declared in BENCHMARKS.items() if declared.released is not None]
 
 
 def with_paper_chance(metric: MetricValue, stated: float | None) -> MetricValue:

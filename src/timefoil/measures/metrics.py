@@ -111,12 +111,20 @@ def classic_vle(e_pos: Scores, e_neg: Sequence[Scores], keys: CaptionKeys | None
     return event_proportion("ClassicVLE", ok, [ranks_above([p, *n], 0) for p, n in keys])
 
 
+ROWS_NOTE = "each item counts its positive, as the paper counts; chance and p from the distinct requests"
+
+
 def positive_accuracy(e_pos: Scores, keys: Sequence[Hashable] | None = None) -> MetricValue:
-    """e(V,C+) > 0.5 over the distinct positive requests: a positive that several items ask (every
-    question of a TemporalBench video, a VELOCITI caption in two tests) is one answer, counted once."""
-    distinct = dict(zip(keys or range(len(e_pos)), e_pos))
-    return event_proportion("acc(pos)", [_e_ok(p, True) for p in distinct.values()],
-                            [(Within(k, YES),) for k in distinct])
+    """e(V,C+) > 0.5 per item, as VELOCITI's paper and released analysis count (a positive that
+    several items ask, a VELOCITI caption in two tests, counts in each). Its chance and p-value
+    come from the distinct requests: items that share a positive share its one answer, so they
+    are one coin, not several (the "sharing" field says how many and that the count is by item)."""
+    keys = list(keys or range(len(e_pos)))
+    metric = event_proportion("acc(pos)", [_e_ok(p, True) for p in e_pos], [(Within(k, YES),) for k in keys])
+    if "sharing" in metric.extra:
+        metric.extra["sharing"] = {**metric.extra["sharing"], "distinct requests": len(set(keys)),
+                                   "counted": ROWS_NOTE}
+    return metric
 
 
 def negative_accuracy_given_positive(e_pos: Scores, e_neg: Sequence[Scores],

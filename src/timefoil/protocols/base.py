@@ -13,6 +13,7 @@ from ..models.requests import Answer, Request
 from ..models.stops import stopped
 from ..measures.stats import MetricValue
 from ..video.sampling import Sampling
+from .readings import ReadingRule
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 OWN_WORDING = "timefoil's wording"  # how a prompt that is not a paper's nor a released script's is labelled
@@ -109,6 +110,9 @@ class Outcome:
     unanswered: int = 0
     degenerate: bool = False
     request_keys: list[str] = field(default_factory=list)  # the distinct requests its answers came from
+    rule: ReadingRule | None = None  # a released scorer's reading of the answers; None: the meant one
+    read_differently: int = 0  # answers the rule reads otherwise than the meant reading
+    unread: bool = False  # an answer the rule cannot read, where the rule drops such items
 
     @property
     def target(self) -> int:
@@ -221,11 +225,13 @@ class Protocol(ABC):
     def take(self, outcome: Outcome, request: dict[str, Any], answer: Answer, verdict: dict | None) -> None:
         """Add one stored answer to the item's outcome (errors are already counted)."""
 
-    def outcome(self, records: Sequence[dict[str, Any]]) -> Outcome:
-        """One item's outcome from its stored records (the last record per request id wins)."""
+    def outcome(self, records: Sequence[dict[str, Any]], rule: ReadingRule | None = None) -> Outcome:
+        """One item's outcome from its stored records (the last record per request id wins),
+        its answers read by ``rule`` where one is given."""
         latest = {r["id"]: r for r in records}
         first = next(iter(latest.values()))
         out = self.new_outcome(first["item"])
+        out.rule = rule
         out.unanswered = max(0, first["expected"] - len(latest))
         for record in latest.values():
             answer = Answer.from_json(record["answer"])

@@ -132,12 +132,14 @@ class Choice(Protocol):
                 ref = item.videos[0]
                 option_texts = tuple(item.texts[j] for j in order)
                 text = fill_choice(prompts.choice, option_texts, labels)
+            published = position == item.target_position and item.prompt is not None
             if position == item.target_position:  # the published question, as published
                 text = item.prompt or text
                 ref = item.joined_video or ref
             request = context.question(self.kind, text, ref, labels=labels, option_texts=option_texts)
             planned.append(PlannedRequest(f"{item.id}|pos{position}", request,
-                                          {"position": position, "order": order, **context.reasoning},
+                                          {"position": position, "order": order, **context.reasoning,
+                                           **({"published": True} if published else {})},
                                           len(positions)))
         return planned
 
@@ -185,11 +187,24 @@ class Choice(Protocol):
             outcome.trials.append(Trial(request["position"], None, False, "error", key))
         else:
             parsed = self.read(request, answer, verdict)
+            if outcome.rule is not None and outcome.rule.letter is not None:
+                parsed = self.read_by_rule(outcome, request, answer, verdict, parsed)
             chosen = request["order"][request["labels"].index(parsed.value)] if parsed.ok else None
             if not parsed.ok:
                 count_unread(outcome, answer)
             outcome.trials.append(Trial(request["position"], chosen, chosen == outcome.target, parsed.status, key))
         outcome.trials.sort(key=lambda t: t.position)
+
+    @staticmethod
+    def read_by_rule(outcome: ChoiceOutcome, request: dict[str, Any], answer: Answer, verdict: dict | None,
+                     meant: Parsed) -> Parsed:
+        """The letter the outcome's rule reads, counted where it differs from ``meant``. The rule
+        sees what a released scorer saw: the judge's output for a judged reasoning answer."""
+        judged = request.get("reasoning") and verdict and verdict.get("raw")
+        letter = outcome.rule.letter(verdict["raw"] if judged else answer.raw, request["labels"])
+        outcome.read_differently += letter != meant.value
+        outcome.unread |= letter is None and outcome.rule.drops
+        return Parsed(letter, "ok", "released") if letter else Parsed(None, "unparseable", "released")
 
     def item_metrics(self, outcomes: Sequence[ChoiceOutcome], tie_policy: str) -> list[MetricValue]:
         asked = [[t.correct for t in o.trials] + [False] * o.unanswered for o in outcomes]

@@ -60,6 +60,22 @@ def entailment_reading(answer: Answer, reasoning: bool = False) -> tuple[float |
     return (1.0 if said.value == "yes" else 0.0), Parsed(said.value, "ok", "text")
 
 
+def rule_reading(outcome: ScoredOutcome, answer: Answer, reasoning: bool, value: float | None,
+                 meant: Parsed) -> tuple[float | None, Parsed]:
+    """e as the outcome's rule reads a written answer (1 or 0, None where it reads nothing),
+    counted where it differs from the meant reading. An e read from the first token's
+    probabilities (a local model, a served one with log-probabilities) is what a released
+    open-model scorer reads too: it stands."""
+    if meant.read_from == "logprobs":
+        return value, meant
+    said = outcome.rule.verdict(conclusion(answer.raw) if reasoning else answer.raw)
+    outcome.read_differently += said != meant.value
+    outcome.unread |= said is None and outcome.rule.drops
+    if said is None:
+        return None, Parsed(None, "unparseable", "released")
+    return (1.0 if said == "yes" else 0.0), Parsed(said, "ok", "released")
+
+
 class Entailment(PerOption):
     name = kind = "entailment"
     reasons = True
@@ -84,6 +100,8 @@ class Entailment(PerOption):
 
     def score(self, answer: Answer, outcome: ScoredOutcome, request: dict[str, Any]) -> float | None:
         value, parsed = entailment_reading(answer, bool(request.get("reasoning")))
+        if outcome.rule is not None and outcome.rule.verdict is not None:
+            value, parsed = rule_reading(outcome, answer, bool(request.get("reasoning")), value, parsed)
         if not parsed.ok:
             count_unread(outcome, answer)
         return value

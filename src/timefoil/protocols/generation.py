@@ -30,7 +30,7 @@ class Generation(Protocol):
         request = Request(self.kind, context.video(item.videos[0]), item.prompt or prompts.generation,
                           context.shown_sampling, system=prompts.system,
                           max_tokens=context.max_tokens or prompts.max_tokens)
-        return [PlannedRequest(f"{item.id}|gen", request, {}, 1)]
+        return [PlannedRequest(f"{item.id}|gen", request, {"published": True} if item.prompt else {}, 1)]
 
     def new_outcome(self, item: dict[str, Any]) -> GenerationOutcome:
         return GenerationOutcome(item)

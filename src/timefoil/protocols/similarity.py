@@ -30,8 +30,11 @@ class ScoredOutcome(Outcome):
         return [s for j, s in enumerate(self.scores) if j != self.target]
 
     def correct(self, tie_policy: str = "strict") -> bool:
+        """Ties as ``tie_policy`` says, or as a released reading's scorer counts them."""
         if self.unanswered or self.errors:
             return False
+        if self.rule is not None and self.rule.tie_policy:
+            tie_policy = self.rule.tie_policy
         return M.rank_outcome(self.scores, self.target, tie_policy)[0]
 
     def tie(self) -> bool:

@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
+from ..benchmarks import get_benchmark
 from ..protocols import Outcome
+from ..protocols.readings import MEANT
 from ..execution.stored import load_run
 from ..scoring import outcomes_from_records
 from ..measures.stats import mcnemar_exact
@@ -17,9 +19,12 @@ ALL_ITEMS = "all items"
 UNITS = (HEADLINE_ITEMS, ALL_ITEMS)
 
 
-def load_outcomes(run_dir: str) -> list[Outcome]:
+def load_outcomes(run_dir: str, reading: str = MEANT) -> list[Outcome]:
+    """The run's outcomes, read as ``reading`` says; items the released rule drops are left out."""
     meta, records = load_run(run_dir)
-    return outcomes_from_records(records, meta["config"]["protocol"])
+    rule = get_benchmark(meta["config"]["benchmark"]).released if reading != MEANT else None
+    outcomes = outcomes_from_records(records, meta["config"]["protocol"], rule)
+    return [o for o in outcomes if not o.unread or o.errors or o.unanswered]
 
 
 def rights(outcomes: Iterable[Outcome], unit: str = HEADLINE_ITEMS, test: str | None = None) -> dict[str, bool]:

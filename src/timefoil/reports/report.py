@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..benchmarks import get_benchmark
 from ..protocols import OWN_WORDING, PROTOCOLS
+from ..protocols.readings import MEANT, READINGS
 from ..execution.stored import load_run, score_run
 from ..scoring import ScoreReport
 from ..measures.stats import MetricValue
@@ -26,8 +27,9 @@ class ScoredRun:
     report: ScoreReport
 
 
-def load_scored(run_dir: str) -> ScoredRun:
-    meta, _ = load_run(run_dir)
+def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
+    """A run scored under ``reading`` ("meant" or "released"), the other reading's numbers beside."""
+    meta, records = load_run(run_dir)
     config = meta["config"]
     sampling = config.get("sampling") or {}
     label = f"{sampling['frames']}f" if sampling.get("frames") else f"{sampling.get('fps')}fps"
@@ -37,13 +39,18 @@ def load_scored(run_dir: str) -> ScoredRun:
         label += f" {sampling['order']}"
     if config.get("blind"):
         label = "blind"
-    worded = prompts_label(config, meta.get("prompts"))
+    worded = prompts_label(config, meta.get("prompts"), records)
     return ScoredRun(run_dir, f"{config['model']} · {label}" + (f" · {worded}" if worded else ""), label,
-                     score_run(run_dir))
+                     score_run(run_dir, reading=reading))
 
 
-def prompts_label(config: dict, source: str | None = None) -> str:
-    """The run's prompt variant, marked where the wording is timefoil's own; nothing for the
+PUBLISHED = "published questions"
+
+
+def prompts_label(config: dict, source: str | None = None, records: list[dict] | None = None) -> str:
+    """The run's prompt variant, marked where the wording is timefoil's own or where every
+    question was a published one asked verbatim (the records say which: a source may name both,
+    TemporalBench's published questions and its own wording for entailment); nothing for the
     default prompts of a paper or for a protocol that scores texts without asking. ``source``:
     where the wording came from, as stored in run.json when the run was made."""
     variant = config.get("variant")
@@ -52,6 +59,8 @@ def prompts_label(config: dict, source: str | None = None) -> str:
         source = source or get_benchmark(config["benchmark"]).prompts_for(variant).source
     except ValueError:  # a benchmark, protocol or variant this version does not declare
         return variant or ""
+    if asks and records and all(r["request"].get("published") for r in records):
+        return f"{variant} ({PUBLISHED})" if variant else PUBLISHED
     own = asks and OWN_WORDING in source
     if not asks or not (variant or own):
         return variant or ""
@@ -69,6 +78,23 @@ def format_difference(points: float | None) -> str:
 
 def format_p(p_value: float | None) -> str:
     return "" if p_value is None else f"{p_value:.3g}"
+
+
+def other_reading(metric: MetricValue | None) -> tuple[str, dict] | None:
+    """(reading, its number) where the other reading of the answers gives another number."""
+    for name in READINGS:
+        if metric is not None and isinstance(metric.extra.get(name), dict):
+            return name, metric.extra[name]
+    return None
+
+
+def reading_line(report: ScoreReport) -> str | None:
+    """How the answers were read and what the released rule changes, where it changes anything."""
+    released = report.released
+    if not released or (report.reading == MEANT and not released["read_differently"] and not released["dropped"]):
+        return None
+    return (f"read as {report.reading} · released rule: {released['read_differently']} answers read otherwise than "
+            f"meant, {released['dropped']} items dropped ({released['source']})")
 
 
 def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
@@ -89,6 +115,11 @@ def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
         below.append(f"n {metric.n}")
     if below:  # a second line: this number's own chance (and n), not the overall one
         text.append("\n" + " · ".join(below), style="italic dim")
+    other = other_reading(metric)
+    if other is not None:  # the other reading's number, with its own n, where it differs
+        name, alt = other
+        shown = "–" if alt["value"] is None else f"{alt['value']:.1f}"
+        text.append(f"\n{name} {shown} · n {alt['n']}", style="magenta")
     return text
 
 
@@ -178,6 +209,9 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     report = run.report
     lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "
              f"{report.stopped} stopped (refused, blocked or out of tokens) · {report.ties} ties"]
+    read = reading_line(report)
+    if read:
+        lines.append(f"  {read}")
     if report.corrupt_lines:
         shown = ", ".join(map(str, report.corrupt_lines[:10])) + (" ..." if len(report.corrupt_lines) > 10 else "")
         lines.append(f"  corrupt lines in items.jsonl skipped: {shown} (timefoil check {run.run_dir})")
@@ -209,11 +243,42 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
     for group in same_kind.values():
         if len(group) > 1:
             console.print(comparison_table(group))
+            by_test = tests_table(group)
+            if by_test is not None:
+                console.print(by_test)
     console.print("bold: above chance (one-sided p < 0.05) · ▼: below chance (p < 0.05) · "
                   "±: half-width of the 95% CI · c: that number's chance · paper c: the chance the paper states, "
                   "where it differs · n: its own count where it differs "
                   "from the row's · !: joined videos with fewer than 3 frames · "
-                  "paper ·: quoted from the paper, not run here", style="dim")
+                  "paper ·: quoted from the paper, not run here · meant / released: the number under the "
+                  "other reading of the answers, where it differs", style="dim")
+
+
+def tests_table(runs: list[ScoredRun]) -> Table | None:
+    """Runs as rows and the paper's tests as columns, then their average, for the metric the
+    benchmark's runs x tests table shows (VELOCITI's Table 2); None where it declares none."""
+    first = runs[0].report
+    try:
+        declared = get_benchmark(first.benchmark)
+    except ValueError:
+        return None
+    wanted = declared.by_test.get(first.protocol)
+    if not wanted:
+        return None
+    by_run = [{m.name: m for m in run.report.metrics} for run in runs]
+    tests = [t for t in declared.summary.tests if any(f"{t}/{wanted}" in metrics for metrics in by_run)]
+    if not tests:  # runs of one test: the side-by-side overall table says it all
+        return None
+    table = Table(title=f"{first.benchmark} · {first.protocol} · {wanted} by test, side by side",
+                  title_justify="left")
+    table.add_column("run", no_wrap=True)
+    for test in tests:
+        table.add_column(declared.test_labels.get(test, test), justify="right")
+    table.add_column("Avg", justify="right")
+    for run, metrics in zip(runs, by_run):
+        average = next((m for name, m in metrics.items() if name.startswith(f"overall/average {wanted}")), None)
+        table.add_row(run.label, *[metric_cell(metrics.get(f"{t}/{wanted}")) for t in tests], metric_cell(average))
+    return table
 
 
 def comparison_table(runs: list[ScoredRun]) -> Table:

@@ -11,7 +11,7 @@ from html import escape
 
 from ..pairing import HEADLINE_ITEMS
 from ...core.paths import __version__
-from ..report import ScoredRun, format_difference, format_p, load_scored
+from ..report import ScoredRun, format_difference, format_p, load_scored, reading_line
 from ...execution.stored import load_run
 from ...protocols import get_protocol
 from ...scoring import outcomes_from_records
@@ -19,7 +19,7 @@ from ...measures.stats import MetricValue
 from ...video.sampling import Sampling
 from .browser import OUTCOMES, Thumbnails, browser_items
 from .leaderboard import leaderboard_html
-from .summary import summary_html
+from .summary import other_html, summary_html
 from .svg import bar_plot, entailment_scatter, line_plot
 from .tables import PaperTable, paper_tables
 
@@ -47,7 +47,7 @@ def _cell(metric: MetricValue | None, run_dir: str, column: str) -> str:
             if metric.extra.get("warning") else "")
     cls = "sig" if metric.significant else "below" if metric.below_chance else ""
     return (f'<td data-metric="{escape(column)}" class="{cls}" title="{escape(detail)}">'
-            f'<span class="v">{metric.value:.1f}</span>{half}{warn}</td>')
+            f'<span class="v">{metric.value:.1f}</span>{half}{warn}{other_html(metric)}</td>')
 
 
 def table_html(table: PaperTable) -> str:
@@ -69,7 +69,8 @@ def table_html(table: PaperTable) -> str:
                     f'<th>{escape(row.label)} <span class="paper">paper</span></th>{cells}</tr>')
     counts = "".join(f"<li>{escape(run.label)}: {run.report.items} items, {run.report.errors} with errors, "
                      f"{run.report.parse_failures} parse failures, {run.report.stopped} stopped (refused, blocked or "
-                     f"out of tokens), {run.report.ties} ties</li>"
+                     f"out of tokens), {run.report.ties} ties"
+                     + (f"; {escape(reading_line(run.report))}" if reading_line(run.report) else "") + "</li>"
                      for run, _ in table.rows)
     return (f'<section class="table" data-benchmark="{escape(table.benchmark)}" '
             f'data-protocol="{escape(table.protocol)}"><h3>{escape(table.title)}</h3><div class="scroll">'
@@ -102,7 +103,7 @@ def plots_html(runs: list[ScoredRun], tables: list[PaperTable], configs: dict[st
             continue
         # runs identical but for their sampling: the metric against frames (or fps)
         sweeps: OrderedDict[str, list] = OrderedDict()
-        for run, metrics in table.rows:
+        for run, metrics in table.rows if not table.part else ():  # a part table repeats its main table's runs
             config = dict(configs[run.run_dir])
             x = _sampling_x(run, config)
             metric = metrics.get(f"overall/{headline}")
@@ -128,7 +129,7 @@ def plots_html(runs: list[ScoredRun], tables: list[PaperTable], configs: dict[st
                 figures.append(bar_plot(bars, f"{table.title} · {run.label}: {headline} by test and category",
                                         headline, "category-bars"))
         biased = [(run.label, metrics["overall/bias"].value, 0.0) for run, metrics in table.rows
-                  if "overall/bias" in metrics and metrics["overall/bias"].value is not None]
+                  if not table.part and "overall/bias" in metrics and metrics["overall/bias"].value is not None]
         if biased:
             figures.append(bar_plot(biased, f"{table.title}: multiple-choice bias (acc_B − acc_A)", "bias, points",
                                     "bias-bars", lo=-100, hi=100))
@@ -222,9 +223,11 @@ def _script_json(data) -> str:
 
 
 def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: bool = True,
-               ablation: dict | None = None) -> str:
-    """``ablation``: the table of ``timefoil ablate`` (its data), shown first, before the tables."""
-    runs = [load_scored(d) for d in run_dirs]
+               ablation: dict | None = None, reading: str = "meant") -> str:
+    """``ablation``: the table of ``timefoil ablate`` (its data), shown first, before the tables.
+    ``reading``: how the answers are read ("meant" or "released"); the other reading's numbers
+    stand beside where they differ."""
+    runs = [load_scored(d, reading) for d in run_dirs]
     if ablation is not None:  # the conditions by their names, as in the terminal
         names = {row["run"]: row["condition"] for row in ablation["rows"]}
         runs = [ScoredRun(r.run_dir, names.get(r.run_dir, r.label), r.sampling, r.report) for r in runs]
@@ -249,7 +252,8 @@ def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: 
     if ablation is not None:
         sections.append(("ablation", "Ablation", ablation_html(ablation, figures)))
         figures = [f for f in figures if 'data-kind="frames-line"' not in f]
-    boards = [leaderboard_html(t, outcomes) for t in tables if len(t.rows) > 1] if ablation is None else []
+    boards = [leaderboard_html(t, outcomes) for t in tables if len(t.rows) > 1 and not t.part] \
+        if ablation is None else []
     if boards:
         sections.append(("leaderboard", "Leaderboard", '<p class="legend">Click a column to sort. [..]: 95% CI; '
                          "bold: above chance. Hover a cell for its p-value and, where two runs' intervals overlap, "

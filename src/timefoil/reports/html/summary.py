@@ -8,8 +8,8 @@ from html import escape
 
 from ..pairing import HEADLINE_ITEMS, Comparison, compare, rights
 from ...protocols import Outcome
-from ..report import (ScoredRun, format_difference, format_p, headline_name, nominal_chance, quoted_rows,
-                      same_model_rows, split_name)
+from ..report import (ScoredRun, format_difference, format_p, headline_name, nominal_chance, other_reading,
+                      quoted_rows, same_model_rows, split_name)
 from ...measures.stats import MetricValue
 
 ORDER_ABLATIONS = ("shuffled", "reversed")
@@ -48,7 +48,20 @@ def verdict(metric: MetricValue, ablation: tuple[str, Comparison] | None) -> str
 
 def _interval(metric: MetricValue) -> str:
     ci = f' <span class="ci">[{metric.ci95[0]:.1f}, {metric.ci95[1]:.1f}]</span>' if metric.ci95 else ""
-    return f'<span class="v">{metric.value:.1f}</span>{ci}'
+    return f'<span class="v">{metric.value:.1f}</span>{ci}{other_html(metric)}'
+
+
+def other_html(metric: MetricValue) -> str:
+    """The other reading's number under a cell, where it differs, with its own n, chance and p."""
+    other = other_reading(metric)
+    if other is None:
+        return ""
+    name, alt = other
+    shown = "–" if alt["value"] is None else f"{alt['value']:.1f}"
+    detail = f"read as {name}: n={alt['n']}" + ("" if alt["chance"] is None else f", chance {alt['chance']:.1f}") \
+        + ("" if alt["p_value"] is None else f", p={alt['p_value']:.3g}")
+    return (f'<div class="other" title="{escape(detail)}">{escape(name)} {shown} '
+            f'<span class="ci">n {alt["n"]}</span></div>')
 
 
 def summary_html(runs: list[ScoredRun], configs: dict[str, dict], outcomes: dict[str, list[Outcome]]) -> str:

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from ...benchmarks import BENCHMARKS
 from ..pairing import HEADLINE_ITEMS, load_outcomes
 from ...protocols import Outcome
-from ..report import ScoredRun, format_difference, format_p, quoted_rows, split_name
+from ..report import ScoredRun, format_difference, format_p, other_reading, quoted_rows, reading_line, split_name
 from ...measures.stats import MetricValue
+from ...scoring import SummarySpec, category_order
 from .compare import RunPair, pairs
 
 
@@ -23,6 +24,7 @@ class PaperTable:
     rows: list[tuple[ScoredRun, dict[str, MetricValue]]]
     quoted: list = field(default_factory=list)  # PaperRow: numbers quoted from the paper, not run here
     pairs: list[RunPair] = field(default_factory=list)  # the runs compared two by two, over the headline items
+    part: str = ""  # a table of one kind of category ("by source dataset"), after the main table
 
     def quoted_value(self, row, column: tuple[str, str]) -> str:
         value = row.values.get("/".join(column))
@@ -30,7 +32,7 @@ class PaperTable:
 
     @property
     def title(self) -> str:
-        return f"{self.benchmark} · {self.protocol}"
+        return f"{self.benchmark} · {self.protocol}" + (f" · by {self.part}" if self.part else "")
 
     def chance(self, column: tuple[str, str]) -> float | None:
         for _, metrics in self.rows:
@@ -67,33 +69,67 @@ def paper_tables(runs: list[ScoredRun], outcomes: dict[str, list[Outcome]] | Non
         if not wanted:
             wanted = tuple(OrderedDict.fromkeys(split_name(n)[1] for n in names if split_name(n)[0] == "overall"
                                                 and not n.startswith("overall/average")))
-        categories = bool(declared and declared.summary.categories)
+        spec = declared.summary if declared else SummarySpec()
+        kinds = spec.category_kinds if spec.categories else {}
         present = set(names)
-        columns = [(section, metric) for section in _sections(names, categories) for metric in wanted
-                   if f"{section}/{metric}" in present]
+        sections = _sections(names, spec.categories)
+        columns = [(section, metric) for section in sections if not (kinds and section.startswith("category:"))
+                   for metric in wanted if f"{section}/{metric}" in present]
         columns += [split_name(n) for n in names if n.startswith("overall/average")]
         rows = [(run, {m.name: m for m in run.report.metrics}) for run in members]
         quoted = quoted_rows(benchmark, protocol, ["/".join(c) for c in columns])
         for run in members:
             if run.run_dir not in outcomes:
-                outcomes[run.run_dir] = load_outcomes(run.run_dir)
+                outcomes[run.run_dir] = load_outcomes(run.run_dir, run.report.reading)
         tables.append(PaperTable(benchmark, protocol, columns, rows, quoted, pairs(members, outcomes)))
+        for part, kind_columns in _kind_tables(spec, sections, wanted, present).items():
+            tables.append(PaperTable(benchmark, protocol, kind_columns, rows, part=part))
     return tables
+
+
+def _kind_tables(spec: SummarySpec, sections: list[str], wanted, present: set[str]) -> dict[str, list]:
+    """One table per kind of category (the paper's per-source and per-category tables), its
+    columns in the paper's order; values no kind names in a table of their own."""
+    if not spec.category_kinds:
+        return {}
+    tables: dict[str, list] = {}
+    for section in category_order(spec, [s for s in sections if s.startswith("category:")]):
+        found = spec.category_kind(section.removeprefix("category:"))
+        part = found[0] if found else "other category"
+        tables.setdefault(part, []).extend((section, m) for m in wanted if f"{section}/{m}" in present)
+    return {part: columns for part, columns in tables.items() if columns}
 
 
 def _value(metric: MetricValue | None) -> str:
     return "" if metric is None or metric.value is None else f"{metric.value:.1f}"
 
 
+def other_rows(table: PaperTable) -> list[tuple[ScoredRun, str, list[str]]]:
+    """For each run with a column the other reading of its answers changes: (run, the row's
+    label, that reading's values, "value (n N)", empty where the two agree)."""
+    out = []
+    for run, metrics in table.rows:
+        found = [other_reading(metrics.get("/".join(c))) for c in table.columns]
+        if any(found):
+            name = next(f[0] for f in found if f)
+            label = f"{run.label} · {name} reading ({reading_line(run.report) or 'the same answers'})"
+            out.append((run, label, ["" if f is None else f"{_format(f[1]['value'])} (n {f[1]['n']})"
+                                     for f in found]))
+    return out
+
+
 def write_table_csv(tables: list[PaperTable], path: str) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         for table in tables:
-            writer.writerow(["benchmark", table.benchmark, "protocol", table.protocol])
+            writer.writerow(["benchmark", table.benchmark, "protocol", table.protocol]
+                            + (["table", f"by {table.part}"] if table.part else []))
             writer.writerow(["run"] + ["/".join(c) for c in table.columns])
             writer.writerow(["chance"] + [_format(table.chance(c)) for c in table.columns])
             for run, metrics in table.rows:
                 writer.writerow([run.label] + [_value(metrics.get("/".join(c))) for c in table.columns])
+            for _, label, cells in other_rows(table):
+                writer.writerow([label] + cells)
             for row in table.quoted:
                 writer.writerow([f"{row.label} (quoted from the paper, {row.source})"]
                                 + [table.quoted_value(row, c) for c in table.columns])
@@ -115,10 +151,13 @@ def _format(value: float | None) -> str:
 
 
 def write_table_json(tables: list[PaperTable], path: str) -> None:
-    data = [{"benchmark": t.benchmark, "protocol": t.protocol, "columns": ["/".join(c) for c in t.columns],
+    data = [{"benchmark": t.benchmark, "protocol": t.protocol, **({"part": t.part} if t.part else {}),
+             "columns": ["/".join(c) for c in t.columns],
              "chance": {"/".join(c): t.chance(c) for c in t.columns},
              "rows": [{"run": run.run_dir, "label": run.label, "items": run.report.items, "errors": run.report.errors,
                        "parse_failures": run.report.parse_failures, "stopped": run.report.stopped,
+                       "reading": run.report.reading,
+                       **({"released": run.report.released} if run.report.released else {}),
                        "metrics": {"/".join(c): metrics["/".join(c)].to_json() for c in t.columns
                                    if "/".join(c) in metrics}} for run, metrics in t.rows],
              "quoted_from_paper": [{"label": r.label, "source": r.source, "values": r.values} for r in t.quoted],
@@ -149,6 +188,8 @@ def write_table_latex(tables: list[PaperTable], path: str) -> None:
                 text = _value(metric)
                 cells.append(rf"\textbf{{{text}}}" if metric is not None and metric.significant and text else text)
             lines.append(latex_escape(run.label) + " & " + " & ".join(cells) + r" \\")
+        for _, label, cells in other_rows(table):  # the other reading, where it differs
+            lines.append(r"\textit{" + latex_escape(label) + "} & " + " & ".join(map(latex_escape, cells)) + r" \\")
         if table.quoted:
             lines.append(r"\midrule")
         for row in table.quoted:  # quoted from the paper, not run here
