@@ -3,13 +3,17 @@ models such as LLaVA-OneVision and Qwen2-VL) and text-only causal LMs (blind bas
 
 entailment  the first-token distribution after the prompt; p(Yes) and p(No) each sum the
             token variants (case, leading space) that are single tokens; the ids are recorded.
-choice      option-letter probabilities from the same distribution, and the full greedy answer.
+choice      option-letter probabilities from the same distribution, and the greedy answer to the
+            end of its first line (``choice_reading=letters``: the likeliest letter alone).
 similarity  the mean log-probability of the caption's tokens (length-normalised likelihood),
             after "Describe the video." (``score=conditional``), or the caption alone as plain
             text (``score=perplexity``: lower perplexity wins, computed as ViLMA's official
             script does for its GPT-2/OPT rows; the default for a language model without a
             chat template).
 generation  greedy decoding with a token budget.
+
+Answers are generated on from the forward pass that read the first-token distribution (its
+logits and KV cache, ``greedy``): the video and the prompt are encoded and prefilled once.
 
 Requests that share a video and a prompt prefix (the captions of one video, both option
 orders) run the prefix once and reuse its KV cache for every suffix (Qwen's 3-D rotary
@@ -30,6 +34,7 @@ from ..core.hashing import file_hash, stable_hash
 from .requests import Answer, Request
 from ..video.frames import Frames
 from .base import FrameSource, Model, RanksBySimilarity
+from .greedy import Continuation, cache_keyword, cache_of, continue_greedy
 from .hf_inputs import InputEncoder
 from .video_inputs import _torch
 
@@ -94,6 +99,8 @@ class HFGenerative(RanksBySimilarity, Model):
         family = self.inputs.family if self.multimodal else None
         self.prefix_reuse_off = family.prefix_reuse_off if family and prefix_reuse else None
         self.prefix_reuse = bool(prefix_reuse) and self.prefix_reuse_off is None
+        text_config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        self.sliding_window = "sliding_attention" in (getattr(text_config, "layer_types", None) or ())
         self._variants: dict[str, list[int]] = {}
         self.stats = {"forward_tokens": 0, "prefix_hits": 0}
 
@@ -198,13 +205,29 @@ class HFGenerative(RanksBySimilarity, Model):
                 for answer in answers:
                     answer.raw = max(answer.probs, key=answer.probs.get) if answer.probs else None
                 return answers
-            said = self._generate(batch, frames)
-            return [self._letters(r, logprobs, answer.raw) for r, (logprobs, _), answer in zip(batch, rows, said)]
+            rows, said = self._rows(batch, frames, caption=False, asks=self._asks(batch, first_line=True))
+            return [self._said(self._letters(r, logprobs, None), answer)
+                    for r, (logprobs, _), answer in zip(batch, rows, said)]
 
         return self._by_video(requests, frames, group)
 
     def answer_generation(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        return self._by_video(requests, frames, lambda group: self._generate(group, frames))
+        def group(batch: list[Request]) -> list[Answer]:
+            _, said = self._rows(batch, frames, caption=False, asks=self._asks(batch, first_line=False))
+            return [self._said(Answer(), answer) for answer in said]
+
+        return self._by_video(requests, frames, group)
+
+    def _asks(self, requests: list[Request], first_line: bool) -> list[tuple[int, bool]]:
+        """Each request's token budget and whether its answer ends with its first line (a
+        choice asked for a letter: the line that names it decides; ``max_tokens`` stays the ceiling)."""
+        return [(self.max_new_tokens or r.max_tokens, first_line) for r in requests]
+
+    def _said(self, answer: Answer, generated: tuple[list[int], str]) -> Answer:
+        tokens, why = generated
+        answer.raw = self.tokenizer.decode(tokens, skip_special_tokens=True).strip()
+        answer.meta = {**(answer.meta or {}), "stopped": why, "new_tokens": len(tokens)}
+        return answer
 
     def _by_video(self, requests: Sequence[Request], frames: FrameSource, answer_group) -> list[Answer]:
         """``answer_group`` on each run of requests sharing a video (and its sampling)."""
@@ -228,24 +251,40 @@ class HFGenerative(RanksBySimilarity, Model):
             return None
         return frames(request.video, request.sampling)
 
-    def _rows(self, requests: list[Request], frames: FrameSource, caption: bool) -> list[tuple[Any, float | None]]:
+    def _rows(self, requests: list[Request], frames: FrameSource, caption: bool,
+              asks: Sequence[tuple[int, bool]] | None = None) -> Any:
+        """Each request's row; with ``asks`` (budget, ends at first line) also its greedy answer,
+        continued from the same forward pass: (rows, answers)."""
         video = self._video(requests[0], frames)
         prompts = [self._prompt(r, video, caption) for r in requests]
+        said: list | None = [] if asks is not None else None
         if self.prefix_reuse and len(requests) > 1:
-            return self._prefix_forward(prompts, video)
-        rows = []
-        for start in range(0, len(prompts), self.batch_size):
-            rows += self._plain_forward(prompts[start:start + self.batch_size], video)
-        return rows
+            rows = self._prefix_forward(prompts, video, asks, said)
+        else:
+            rows = []
+            for start in range(0, len(prompts), self.batch_size):
+                chunk = slice(start, start + self.batch_size)
+                rows += self._plain_forward(prompts[chunk], video, asks[chunk] if asks else None, said)
+        return rows if asks is None else (rows, said)
+
+    def _continue(self, asks, said: list | None, state: Continuation) -> None:
+        if asks:
+            said += continue_greedy(self.model, self.tokenizer, state, [a[0] for a in asks], [a[1] for a in asks])
+            self.stats["forward_tokens"] += sum(len(tokens) for tokens, _ in said[-len(asks):])
 
     # Each row: (log-probabilities of the next token after the prompt, caption log-likelihood)
-    def _plain_forward(self, prompts: list[tuple[str, str]], video) -> list[tuple[Any, float | None]]:
+    def _plain_forward(self, prompts: list[tuple[str, str]], video, asks=None,
+                       said: list | None = None) -> list[tuple[Any, float | None]]:
         torch = _torch()
         texts = [p + c for p, c in prompts]
         batch = self._encode(texts, [video] * len(texts) if video is not None else None)
         batch["position_ids"] = self.inputs.positions(self.model, batch)
-        logits = self.model(**batch).logits.float()
+        output = self.model(**batch, use_cache=bool(asks))
+        logits = output.logits.float()
         self.stats["forward_tokens"] += int(batch["attention_mask"].sum())
+        if asks:  # left padded: every row's last token is the batch's last
+            self._continue(asks, said, Continuation(logits[:, -1], cache_of(output), batch["attention_mask"],
+                                                    batch["position_ids"][..., -1] + 1))
         logprobs = torch.log_softmax(logits, dim=-1)
         rows = []
         for b, (prompt, caption) in enumerate(prompts):
@@ -258,7 +297,8 @@ class HFGenerative(RanksBySimilarity, Model):
                 rows.append((logprobs[b, -1], None))
         return rows
 
-    def _prefix_forward(self, prompts: list[tuple[str, str]], video) -> list[tuple[Any, float | None]]:
+    def _prefix_forward(self, prompts: list[tuple[str, str]], video, asks=None,
+                        said: list | None = None) -> list[tuple[Any, float | None]]:
         """The shared token prefix (vision tokens and instruction) runs once; every suffix then
         runs, batched, on a copy of its KV cache, at the positions it has in its full sequence
         (for Qwen's 3-D rotary positions, the text after the video continues from the prefix's
@@ -278,19 +318,23 @@ class HFGenerative(RanksBySimilarity, Model):
         if any(types[0, shared:].any() for types in token_types.values()):
             shared = 0  # the video (every image) must lie wholly in the prefix
         if shared < 1:
-            return self._plain_forward(prompts, video)
+            rows = []
+            for start in range(0, len(prompts), self.batch_size):
+                chunk = slice(start, start + self.batch_size)
+                rows += self._plain_forward(prompts[chunk], video, asks[chunk] if asks else None, said)
+            return rows
         prefix_inputs = {k: v for k, v in encoded[0].items() if k not in ("input_ids", "attention_mask", *token_types)}
         prefix_inputs.update(input_ids=sequences[0][None, :shared], position_ids=positions[0][..., :shared],
                              attention_mask=torch.ones(1, shared, dtype=torch.long, device=self.device))
         # the prefix's tokens keep their types (Gemma 3's image tokens attend both ways within
         # an image); the suffix, text only, needs none
         prefix_inputs.update({k: types[:, :shared] for k, types in token_types.items()})
-        cache = self.model(**prefix_inputs, use_cache=True).past_key_values
+        cache = cache_of(self.model(**prefix_inputs, use_cache=True))
         self.stats["forward_tokens"] += shared
         self.stats["prefix_hits"] += len(prompts) - 1
-        rows: list[tuple[Any, float | None]] = []
-        for start in range(0, len(prompts), self.batch_size):
-            chunk = list(range(start, min(start + self.batch_size, len(prompts))))
+        rows: list[tuple[Any, float | None] | None] = [None] * len(prompts)
+        answers: list = [None] * len(prompts)
+        for chunk in self._suffix_chunks([len(s) - shared for s in sequences], bool(asks)):
             suffixes = [sequences[i][shared:] for i in chunk]
             width = max(len(s) for s in suffixes)
             pad = self.tokenizer.pad_token_id
@@ -302,10 +346,20 @@ class HFGenerative(RanksBySimilarity, Model):
                 mask[b, :shared + len(s)] = 1
                 where[..., b, :len(s)] = positions[i][..., 0, shared:]
             batch_cache = _repeat_cache(cache, len(chunk))
-            logits = self.model(input_ids=ids, attention_mask=mask, past_key_values=batch_cache, use_cache=True,
-                                position_ids=where,
-                                cache_position=torch.arange(shared, shared + width, device=self.device)).logits
+            output = self.model(input_ids=ids, attention_mask=mask, use_cache=True, position_ids=where,
+                                cache_position=torch.arange(shared, shared + width, device=self.device),
+                                **{cache_keyword(self.model): batch_cache})
+            logits = output.logits
             self.stats["forward_tokens"] += sum(len(s) for s in suffixes)
+            if asks:  # each row's answer goes on from its own last token, at its own next position
+                lasts = torch.tensor([len(s) - 1 for s in suffixes], device=self.device)
+                following = torch.stack([positions[i][..., 0, -1] + 1 for i in chunk], dim=-1)
+                went_on: list = []
+                self._continue([asks[i] for i in chunk], went_on,
+                               Continuation(logits[torch.arange(len(chunk)), lasts].float(), cache_of(output), mask,
+                                            following))
+                for i, answer in zip(chunk, went_on):
+                    answers[i] = answer
             logprobs = torch.log_softmax(logits.float(), dim=-1)
             for b, i in enumerate(chunk):
                 last = len(suffixes[b]) - 1
@@ -313,10 +367,28 @@ class HFGenerative(RanksBySimilarity, Model):
                 if n:
                     token_ids = suffixes[b][last - n + 1:last + 1]
                     scores = logprobs[b, last - n:last].gather(-1, token_ids[:, None]).squeeze(-1)
-                    rows.append((None, float(scores.mean())))
+                    rows[i] = (None, float(scores.mean()))
                 else:
-                    rows.append((logprobs[b, last], None))
-        return rows
+                    rows[i] = (logprobs[b, last], None)
+        if asks:
+            said += answers
+        return rows  # type: ignore[return-value]
+
+    def _suffix_chunks(self, lengths: list[int], generating: bool) -> list[list[int]]:
+        """Rows that run their suffixes together, at most ``batch_size`` a chunk. Where answers
+        are generated on a model with sliding-window layers (Gemma 3), only suffixes of one
+        length share a chunk: a shorter one's pads would sit inside the window of every token
+        it generates, which would then see fewer real tokens than the plain path's."""
+        order = list(range(len(lengths)))
+        if generating and self.sliding_window:
+            by_length: dict[int, list[int]] = {}
+            for i in order:
+                by_length.setdefault(lengths[i], []).append(i)
+            groups = list(by_length.values())
+        else:
+            groups = [order]
+        return [group[start:start + self.batch_size] for group in groups
+                for start in range(0, len(group), self.batch_size)]
 
     def _yes_no(self, next_logprobs) -> Answer:
         probs = next_logprobs.exp()
@@ -331,20 +403,6 @@ class HFGenerative(RanksBySimilarity, Model):
         letters = {label: self.variant_ids((label,)) for label in request.labels}
         return Answer(raw=raw, probs={label: float(probs[ids].sum()) for label, ids in letters.items()},
                       meta={"letter_ids": letters, "first_token": int(next_logprobs.argmax())})
-
-    def _generate(self, requests: list[Request], frames: FrameSource) -> list[Answer]:
-        answers = []
-        for start in range(0, len(requests), self.batch_size):
-            chunk = requests[start:start + self.batch_size]
-            videos = [self._video(r, frames) for r in chunk]
-            texts = [self._prompt(r, v, caption=False)[0] for r, v in zip(chunk, videos)]
-            batch = self._encode(texts, videos if any(v is not None for v in videos) else None)
-            budget = self.max_new_tokens or max(r.max_tokens for r in chunk)
-            output = self.model.generate(**batch, max_new_tokens=budget, do_sample=False,
-                                         pad_token_id=self.tokenizer.pad_token_id)
-            new = output[:, batch["input_ids"].shape[1]:]
-            answers += [Answer(raw=self.tokenizer.decode(row, skip_special_tokens=True).strip()) for row in new]
-        return answers
 
 
 def _repeat_cache(cache, times: int):
