@@ -10,7 +10,8 @@ import sys
 import time
 from typing import Iterator, Sequence
 
-from ..models.base import Model
+from ..models.base import METHOD_PREFIX, Model
+from ..models.checks import WrongAnswers, answer_problem, check_reply
 from ..core.redaction import redact
 from ..models.requests import Answer, Request
 from .sharding import video_batches
@@ -45,22 +46,31 @@ class Answerer:
     def ask(self, requests: list[Request]) -> list[Answer]:
         start = time.perf_counter()
         try:
-            answers = self.model.answer(requests, self.frames.get)
-            if len(answers) != len(requests):
-                raise RuntimeError(f"model returned {len(answers)} answers for {len(requests)} requests")
-        except Exception:
+            answers = check_reply(self.model.answer(requests, self.frames.get), len(requests),
+                                  f"{self.model.name}.answer")
+        except (Exception, SystemExit):  # a model calling sys.exit fails its requests, not the run
             if len(requests) == 1:
                 raise
             return [self._ask_one(r) for r in requests]  # isolate the request that fails
         elapsed = (time.perf_counter() - start) / len(requests)
+        answers = [self.checked(request, answer) for request, answer in zip(requests, answers)]
         for answer in answers:
             answer.latency = answer.latency or elapsed
         return answers
 
+    def checked(self, request: Request, answer) -> Answer:
+        """The answer, or the error saying what is wrong with it: every answer passes here."""
+        problem = answer_problem(answer, request)
+        if problem is None:
+            return answer
+        return Answer(error=redact(f"model error: {self.model.name}.{METHOD_PREFIX}{request.kind} returned {problem}"))
+
     def _ask_one(self, request: Request) -> Answer:
         try:
             return self.ask([request])[0]
-        except Exception as exc:
+        except WrongAnswers as exc:  # says itself what was wrong and whose reply it was
+            return Answer(error=redact(f"model error: {exc}"))
+        except (Exception, SystemExit) as exc:
             return Answer(error=redact(f"model error: {type(exc).__name__}: {exc}"))
 
     def answer_batch(self, requests: Sequence[Request]) -> list[tuple[Answer, dict]]:
@@ -96,4 +106,4 @@ class Answerer:
 
     def _entry(self, key: str, request: Request, answer: Answer) -> Entry:
         frames, video_error = self.frame_info(request)
-        return key, Answer(error=video_error) if video_error else answer, frames
+        return key, Answer(error=video_error) if video_error else self.checked(request, answer), frames
