@@ -72,6 +72,8 @@ def _kind_problem(answer: Answer, request: Request) -> str | None:
 def _ranks_problem(ranks: Any, request: Request) -> str | None:
     """One rank (1 to the number of candidates) per candidate asked about."""
     wanted, most = len(request.ask), len(request.option_texts)
+    if ranks is None:
+        return "no ranks (a rank answer needs them in its meta)"
     if not isinstance(ranks, list) or len(ranks) != wanted:
         return f"ranks {_shown(ranks)}, not a list of {wanted}"
     for rank in ranks:
@@ -96,4 +98,5 @@ def _a(value: Any) -> str:
 def _shown(value: Any) -> str:
     """A value as the one line shows it: short, with its type unless it is a number."""
     shown = repr(value)[:40]
-    return shown if isinstance(value, Real) and not isinstance(value, bool) else f"{shown} ({_a(value)})"
+    return shown if value is None or (isinstance(value, Real) and not isinstance(value, bool)) else \
+        f"{shown} ({_a(value)})"
