@@ -30,6 +30,8 @@ SITES = Path(tempfile.gettempdir()) / f"timefoil-plugin-sites-{os.getpid()}"
 atexit.register(shutil.rmtree, SITES, True)
 
 MISBEHAVING = '''
+import sys
+
 from timefoil.models import ModelLoader
 from timefoil.models.base import Model
 from timefoil.models.requests import Answer
@@ -42,6 +44,7 @@ REPLIES = {
     "one-short": lambda requests: [Answer(score=1.0) for _ in requests][1:],
     "generator": lambda requests: (Answer(score=1.0) for _ in requests),
     "yes-1.7": lambda requests: [Answer(raw="Yes", probs={"yes": 1.7, "no": 0.1}) for _ in requests],
+    "exit": lambda requests: sys.exit(3),
 }
 
 
@@ -116,6 +119,8 @@ ANSWER_ROWS = [
      METHOD + "a generator, not a list of answers"),
     ("plugin entailment probability 1.7", "yes-1.7", "entailment",
      "model error: misbehaving.answer_entailment returned probability 'yes' 1.7, not between 0 and 1"),
+    ("plugin calling sys.exit(3) while answering", "exit", "similarity",
+     "model error: misbehaving exited while answering (SystemExit: 3)"),
 ]
 
 

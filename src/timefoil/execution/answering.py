@@ -13,6 +13,7 @@ from typing import Iterator, Sequence
 from ..models.base import METHOD_PREFIX, Model
 from ..models.checks import WrongAnswers, answer_problem, check_reply
 from ..core.redaction import redact
+from ..core.registry import said
 from ..models.requests import Answer, Request
 from .sharding import video_batches
 from ..video.decode import VideoError
@@ -70,7 +71,9 @@ class Answerer:
             return self.ask([request])[0]
         except WrongAnswers as exc:  # says itself what was wrong and whose reply it was
             return Answer(error=redact(f"model error: {exc}"))
-        except (Exception, SystemExit) as exc:
+        except SystemExit as exc:
+            return Answer(error=redact(f"model error: {self.model.name} exited while answering ({said(exc)})"))
+        except Exception as exc:
             return Answer(error=redact(f"model error: {type(exc).__name__}: {exc}"))
 
     def answer_batch(self, requests: Sequence[Request]) -> list[tuple[Answer, dict]]:
@@ -95,7 +98,7 @@ class Answerer:
                     entries = [self._entry(keys[index], requests[keys[index]], answer) for index, answer in arrived]
                     answered.update(key for key, _, _ in entries)
                     yield entries
-            except Exception as exc:  # the stream itself broke: the rest go through the batch path
+            except (Exception, SystemExit) as exc:  # the stream itself broke: the rest go through the batch path
                 print(f"timefoil: {self.model.name} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
                       "asking the remaining requests in batches", file=sys.stderr)
         rest = [k for k in keys if k not in answered]
