@@ -51,8 +51,8 @@ REPLIES = {
 class Misbehaving(Model):
     name = "misbehaving"
 
-    def __init__(self, reply):
-        self.reply = REPLIES[reply]
+    def __init__(self, reply, batch_size=32):
+        self.reply, self.batch_size = REPLIES[reply], batch_size
 
     def answer_similarity(self, requests, frames):
         return self.reply(requests)
@@ -60,7 +60,8 @@ class Misbehaving(Model):
     answer_entailment = answer_similarity
 
 
-MODEL = ModelLoader("misbehaving", lambda arg, options, cache_dir: Misbehaving(arg), "answers as told")
+MODEL = ModelLoader("misbehaving", lambda arg, options, cache_dir: Misbehaving(arg, int(options.get("batch_size", 32))),
+                    "answers as told")
 '''
 
 
@@ -89,9 +90,12 @@ def run_argv(tmp_path: Path, model: str, protocol: str = "similarity") -> list[s
 
 # -- rows whose model answers badly -----------------------------------------------------------------
 def misbehaving(row: str, reply: str, protocol: str = "similarity"):
+    """``reply``, or ``reply/1``: the same, asked one request at a time."""
     def prepare(tmp_path: Path) -> list[str]:
         install(row, "misbehaving_models", MISBEHAVING, "misbehaving = misbehaving_models")
-        return run_argv(tmp_path, f"misbehaving:{reply}", protocol)
+        reply_, _, batch_size = reply.partition("/")
+        return run_argv(tmp_path, f"misbehaving:{reply_}", protocol) + \
+            (["--model-arg", f"batch_size={batch_size}"] if batch_size else [])
     return prepare
 
 
@@ -115,6 +119,8 @@ ANSWER_ROWS = [
      METHOD + "no score (a similarity answer needs one)"),
     ("plugin returning floats instead of answers", "floats", "similarity", METHOD + "a float, not an Answer"),
     ("plugin returning one answer too few", "one-short", "similarity", METHOD + "0 answers for 1 request"),
+    ("plugin asked one request at a time, one answer short", "one-short/1", "similarity",
+     METHOD + "0 answers for 1 request"),
     ("plugin returning a generator of answers", "generator", "similarity",
      METHOD + "a generator, not a list of answers"),
     ("plugin entailment probability 1.7", "yes-1.7", "entailment",

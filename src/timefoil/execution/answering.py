@@ -45,14 +45,18 @@ class Answerer:
         return info, None
 
     def ask(self, requests: list[Request]) -> list[Answer]:
-        start = time.perf_counter()
+        """One checked answer per request; never raises. A batch that fails is asked again one
+        request at a time, so only the culprit is an error (a batch of one is that already)."""
+        if len(requests) == 1:
+            return [self._ask_one(requests[0])]
         try:
-            answers = check_reply(self.model.answer(requests, self.frames.get), len(requests),
-                                  f"{self.model.name}.answer")
+            return self._asked(requests)
         except (Exception, SystemExit):  # a model calling sys.exit fails its requests, not the run
-            if len(requests) == 1:
-                raise
-            return [self._ask_one(r) for r in requests]  # isolate the request that fails
+            return [self._ask_one(r) for r in requests]
+
+    def _asked(self, requests: list[Request]) -> list[Answer]:
+        start = time.perf_counter()
+        answers = check_reply(self.model.answer(requests, self.frames.get), len(requests), f"{self.model.name}.answer")
         elapsed = (time.perf_counter() - start) / len(requests)
         answers = [self.checked(request, answer) for request, answer in zip(requests, answers)]
         for answer in answers:
@@ -68,7 +72,7 @@ class Answerer:
 
     def _ask_one(self, request: Request) -> Answer:
         try:
-            return self.ask([request])[0]
+            return self._asked([request])[0]
         except WrongAnswers as exc:  # says itself what was wrong and whose reply it was
             return Answer(error=redact(f"model error: {exc}"))
         except SystemExit as exc:

@@ -42,9 +42,10 @@ def answer_problem(answer: Any, request: Request) -> str | None:
         return f"raw {_a(answer.raw)}, not text"
     if answer.score is not None and not _finite(answer.score):
         return f"score {_shown(answer.score)}, not a finite number"
-    if not isinstance(answer.meta, dict) or not _finite(answer.latency or 0.0):
-        return "meta that is not a dict" if not isinstance(answer.meta, dict) else \
-            f"latency {_shown(answer.latency)}, not a finite number"
+    if not _finite(answer.latency or 0.0):
+        return f"latency {_shown(answer.latency)}, not a finite number"
+    if not isinstance(answer.meta, dict):
+        return "meta that is not a dict"
     return _probs_problem(answer.probs) or _kind_problem(answer, request)
 
 
