@@ -51,6 +51,10 @@ def test_the_example_plugin_runs_through_timefoil_run(tmp_path):
     assert records and all(r["answer"]["score"] == -len(r["request"]["text"].split()) for r in records)
     run_json = json.load(open(tmp_path / "run" / "run.json"))
     assert run_json["model_fingerprint"] == {"name": "caption-length", "prefer": "shorter"}
+    assert run_json["origins"] == {
+        "benchmark": {"name": "synth", "from": "built-in"},
+        "model": {"name": "caption-length", "from": "plugin", "distribution": "timefoil-caption-length",
+                  "version": "1.0", "entry_point": "caption-length = timefoil_caption_length"}}
 
 
 def test_a_plugins_own_refusal_is_one_line_and_exit_1(tmp_path):
@@ -90,7 +94,12 @@ def test_load_plugins_registers_a_loader_or_a_module_and_skips_a_broken_one(tmp_
         assert sorted(load_plugins()) == ["from-module", "from-object"]
         assert isinstance(MODELS["from-object"], ModelLoader) and MODELS["from-object"].description == "named itself"
         check_model_spec("from-module")  # known now: no error
+        assert MODELS.origin("from-object") == {"name": "from-object", "from": "plugin", "distribution": "two-models",
+                                                "version": "1.0", "entry_point": "two = two_models:LOADER"}
         err = capsys.readouterr().err
+        # loaded again (as every fresh interpreter does), a plugin replaces itself: no refusal
+        assert sorted(load_plugins()) == ["from-module", "from-object"]
+        assert "refused" not in capsys.readouterr().err
         assert "model plugin 'broken' could not be loaded (ModuleNotFoundError" in err
         assert "model plugin 'wrong' could not be loaded (TypeError: two_models:NOT_A_LOADER is a int, " \
                "not a ModelLoader)" in err

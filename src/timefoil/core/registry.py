@@ -7,40 +7,76 @@ from importlib import metadata
 from typing import Generic, Iterable, TypeVar
 
 T = TypeVar("T")
+BUILT_IN = {"from": "built-in"}
+REGISTERED = {"from": "registered"}  # added in Python with register(): a notebook, a test
 
 
 class Registry(dict, Generic[T]):
-    """A dict of declarations by their ``name``; an unknown name fails with the known ones."""
+    """A dict of declarations by their ``name``; an unknown name fails with the known ones.
+    Each name's origin (built-in, registered in Python, or which plugin) is kept beside it, so
+    a run can say where its model and benchmark came from."""
 
     def __init__(self, what: str, entries: Iterable[T] = ()):
         super().__init__((entry.name, entry) for entry in entries)
         self.what = what
+        self.origins: dict[str, dict] = {name: BUILT_IN for name in self}
 
     def find(self, name: str) -> T:
         if name not in self:
             raise ValueError(f"unknown {self.what} {name!r}; available: {', '.join(sorted(self))}")
         return self[name]
 
-    def register(self, entry: T) -> T:
+    def register(self, entry: T, origin: dict | None = None) -> T:
         """Add (or replace) a declaration made outside timefoil: a plugin, a notebook, a test."""
         self[entry.name] = entry
+        self.origins[entry.name] = origin or REGISTERED
         return entry
+
+    def origin(self, name: str) -> dict:
+        """Where ``name`` came from: {"from": "built-in"}, {"from": "registered"}, or
+        {"from": "plugin", "distribution": ..., "version": ...}."""
+        return {"name": name, **self.origins.get(name, REGISTERED)}
 
     def load_plugins(self, group: str, kind: type, attribute: str) -> list[str]:
         """Register what installed packages declare under the entry point ``group``: each entry
         names a ``kind``, or a module holding one as ``attribute``. A plugin that fails to load
-        is named on stderr in one line and skipped: it never stops timefoil itself."""
+        (whatever it raises, sys.exit and KeyboardInterrupt included) or takes a name already
+        declared elsewhere is named on stderr in one line and skipped: it never stops timefoil."""
         added = []
         for entry in metadata.entry_points(group=group):
+            origin = plugin_origin(entry)
             try:
                 declared = entry.load()
                 declared = getattr(declared, attribute, declared)
                 if not isinstance(declared, kind):
                     raise TypeError(f"{entry.value} is a {type(declared).__name__}, not a {kind.__name__}")
-            except Exception as exc:
-                print(f"timefoil: {self.what} plugin {entry.name!r} could not be loaded "
-                      f"({type(exc).__name__}: {exc})", file=sys.stderr)
+            except BaseException as exc:  # a plugin's import may call sys.exit: it must not end timefoil
+                print(f"timefoil: {self.what} plugin {entry.name!r} could not be loaded ({said(exc)})", file=sys.stderr)
                 continue
-            self.register(declared)
+            taken = self.origins.get(declared.name, REGISTERED) if declared.name in self else None
+            if taken is not None and taken != origin:  # the same plugin loaded again replaces itself
+                print(f"timefoil: {self.what} plugin {entry.name!r} ({origin['distribution']} {origin['version']}) "
+                      f"refused: {declared.name!r} is {self._taken_by(taken)}", file=sys.stderr)
+                continue
+            self.register(declared, origin)
             added.append(declared.name)
         return added
+
+    def _taken_by(self, origin: dict) -> str:
+        if origin == BUILT_IN:
+            return f"a built-in {self.what}"
+        if origin.get("from") == "plugin":
+            return f"already declared by {origin['distribution']} {origin['version']}"
+        return f"a {self.what} registered in Python"
+
+
+def plugin_origin(entry: metadata.EntryPoint) -> dict:
+    dist = entry.dist
+    return {"from": "plugin", "distribution": dist.name if dist else "unknown",
+            "version": dist.version if dist else "unknown", "entry_point": f"{entry.name} = {entry.value}"}
+
+
+def said(exc: BaseException) -> str:
+    """An exception in one line: its type, and its message when it has one."""
+    message = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

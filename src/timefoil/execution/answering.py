@@ -10,8 +10,10 @@ import sys
 import time
 from typing import Iterator, Sequence
 
-from ..models.base import Model
+from ..models.base import METHOD_PREFIX, Model
+from ..models.checks import WrongAnswers, answer_problem, check_reply
 from ..core.redaction import redact
+from ..core.registry import said
 from ..models.requests import Answer, Request
 from .sharding import video_batches
 from ..video.decode import VideoError
@@ -45,23 +47,38 @@ class Answerer:
         return info, None
 
     def ask(self, requests: list[Request]) -> list[Answer]:
-        start = time.perf_counter()
+        """One checked answer per request; never raises. A batch that fails is asked again one
+        request at a time, so only the culprit is an error (a batch of one is that already)."""
+        if len(requests) == 1:
+            return [self._ask_one(requests[0])]
         try:
-            answers = self.model.answer(requests, self.frames.get)
-            if len(answers) != len(requests):
-                raise RuntimeError(f"model returned {len(answers)} answers for {len(requests)} requests")
-        except Exception:
-            if len(requests) == 1:
-                raise
-            return [self._ask_one(r) for r in requests]  # isolate the request that fails
+            return self._asked(requests)
+        except (Exception, SystemExit):  # a model calling sys.exit fails its requests, not the run
+            return [self._ask_one(r) for r in requests]
+
+    def _asked(self, requests: list[Request]) -> list[Answer]:
+        start = time.perf_counter()
+        answers = check_reply(self.model.answer(requests, self.frames.get), len(requests), f"{self.model.name}.answer")
         elapsed = (time.perf_counter() - start) / len(requests)
+        answers = [self.checked(request, answer) for request, answer in zip(requests, answers)]
         for answer in answers:
             answer.latency = answer.latency or elapsed
         return answers
 
+    def checked(self, request: Request, answer) -> Answer:
+        """The answer, or the error saying what is wrong with it: every answer passes here."""
+        problem = answer_problem(answer, request)
+        if problem is None:
+            return answer
+        return Answer(error=redact(f"model error: {self.model.name}.{METHOD_PREFIX}{request.kind} returned {problem}"))
+
     def _ask_one(self, request: Request) -> Answer:
         try:
-            return self.ask([request])[0]
+            return self._asked([request])[0]
+        except WrongAnswers as exc:  # says itself what was wrong and whose reply it was
+            return Answer(error=redact(f"model error: {exc}"))
+        except SystemExit as exc:
+            return Answer(error=redact(f"model error: {self.model.name} exited while answering ({said(exc)})"))
         except Exception as exc:
             return Answer(error=redact(f"model error: {type(exc).__name__}: {exc}"))
 
@@ -87,7 +104,7 @@ class Answerer:
                     entries = [self._entry(keys[index], requests[keys[index]], answer) for index, answer in arrived]
                     answered.update(key for key, _, _ in entries)
                     yield entries
-            except Exception as exc:  # the stream itself broke: the rest go through the batch path
+            except (Exception, SystemExit) as exc:  # the stream itself broke: the rest go through the batch path
                 print(f"timefoil: {self.model.name} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
                       "asking the remaining requests in batches", file=sys.stderr)
         rest = [k for k in keys if k not in answered]
@@ -98,4 +115,4 @@ class Answerer:
 
     def _entry(self, key: str, request: Request, answer: Answer) -> Entry:
         frames, video_error = self.frame_info(request)
-        return key, Answer(error=video_error) if video_error else answer, frames
+        return key, Answer(error=video_error) if video_error else self.checked(request, answer), frames

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..core.hashing import stable_hash
-from ..models.base import FrameSource, Model
+from ..models.base import METHOD_PREFIX, FrameSource, Model
+from ..models.checks import answer_problem, check_reply
 from ..protocols import Protocol
-from ..models.requests import Answer
+from ..models.requests import Answer, Request
 from .store import ResponseCache
 
 
@@ -35,10 +36,17 @@ class Judge:
     def _ask(self, questions, frames: FrameSource) -> list[dict[str, Any]]:
         self.asked += len(questions)
         try:
-            answers = self.model.answer(questions, frames)
-        except Exception as exc:  # a failed judgement leaves answers unparsed, never the run broken
+            answers = check_reply(self.model.answer(questions, frames), len(questions), f"{self.model.name}.answer")
+        except (Exception, SystemExit) as exc:  # a failed judgement leaves answers unparsed, never the run broken
             answers = [Answer(error=f"judge error: {type(exc).__name__}: {exc}")] * len(questions)
-        return [{"raw": a.raw, "error": a.error} for a in answers]
+        return [{"raw": a.raw, "error": a.error} for a in map(self._checked, questions, answers)]
+
+    def _checked(self, question: Request, answer) -> Answer:
+        """A verdict is read from the judge's text: checked as every model's answer is."""
+        problem = answer_problem(answer, question)
+        if problem is None:
+            return answer
+        return Answer(error=f"judge error: {self.model.name}.{METHOD_PREFIX}{question.kind} returned {problem}")
 
     def _verdict(self, stored: dict[str, Any]) -> dict[str, Any]:
         return {"model": self.spec, "fingerprint": self.fingerprint, "raw": stored["raw"], "error": stored["error"]}

@@ -11,7 +11,9 @@ import os
 from ..core.hashing import stable_hash
 from ..core.paths import default_cache_dir
 from ..core.threads import apply_threads
-from ..models import Model, load_model
+from ..benchmarks import BENCHMARKS
+from ..models import MODELS, Model, load_model
+from ..models.checks import answer_problem
 from ..models.requests import Answer
 from ..scoring import ScoreReport
 from ..video.frames import FRAMES_FORMAT, FrameStore
@@ -53,6 +55,10 @@ class Runner:
         self.judge = Judge(self.config.judge, load_model(self.config.judge, cache_dir=self.cache_dir)) \
             if self.config.judge else None
         self.kept_errors = 0
+        self.origins = {"benchmark": BENCHMARKS.origin(self.config.benchmark),
+                        "model": MODELS.origin(self.config.model.partition(":")[0]) if model is None else
+                        {"name": self.config.model, "from": "given", "class": qualified_name(model)},
+                        **({"judge": MODELS.origin(self.config.judge.partition(":")[0])} if self.config.judge else {})}
         self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
         self.frames = FrameStore(cache_dir=self.cache_dir, store=getattr(self.model, "stores_frames", True))
         self.executor = self.pool or Answerer(self.model, self.frames)
@@ -80,7 +86,8 @@ class Runner:
 
     def _run(self) -> ScoreReport:
         identity = {"model_fingerprint": self.model.fingerprint(), "fingerprint_hash": self.fingerprint}
-        open_run_dir(self.run_dir, self.plan, identity, {"threads": self.threads, "prompts": self.plan.prompts.source})
+        open_run_dir(self.run_dir, self.plan, identity, {"threads": self.threads, "prompts": self.plan.prompts.source,
+                                                         "origins": self.origins})
         log = RunLog(self.run_dir)
         log.repair()
         done = log.done_ids(include_errors=not self.retry_errors)
@@ -97,6 +104,9 @@ class Runner:
                 found = cache.get_many([self._cache_key(k) for k in keys])
                 cached = {k: found[self._cache_key(k)] for k in keys if self._cache_key(k) in found}
                 hits = [(k, Answer.from_json(hit["answer"]), hit["frames"]) for k, hit in cached.items()]
+                # an answer cached before answers were checked (a NaN stored as null) is asked again
+                hits = [hit for hit in hits if answer_problem(hit[1], requests[hit[0]]) is None]
+                cached = {k: cached[k] for k, _, _ in hits}
                 for start in range(0, len(hits), 256):
                     self._store(hits[start:start + 256], pending, log, cache, advance)
                 asked = [k for k in keys if k not in cached]
@@ -128,6 +138,10 @@ class Runner:
         for (key, answer, frames), verdict in zip(entries, verdicts):
             log.append(records_for(pending[key], answer, frames, key, self.protocol, verdict))
             advance(len(pending[key]))
+
+
+def qualified_name(obj) -> str:
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
 def run(config: RunConfig, run_dir: str, *, shard=None, **options) -> ScoreReport:

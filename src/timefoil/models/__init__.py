@@ -14,7 +14,7 @@ from typing import Callable
 
 from .base import FrameSource, Model
 from ..core.options import typed_options
-from ..core.registry import Registry
+from ..core.registry import Registry, said
 from .reference import BagOfFramesModel, ConstantModel, RandomModel
 
 # loader(argument after "name:", options as given, cache directory of the run)
@@ -163,7 +163,13 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
 
     check_model_spec(spec)
     name, _, arg = spec.partition(":")
-    return MODELS[name].load(arg or None, dict(options or {}), cache_dir or default_cache_dir())
+    try:
+        return MODELS[name].load(arg or None, dict(options or {}), cache_dir or default_cache_dir())
+    except SystemExit as exc:  # a plugin's loader calling sys.exit: a refusal, never a silent exit
+        origin = MODELS.origin(name)
+        where = f"plugin {origin['distribution']} {origin['version']}" if origin["from"] == "plugin" else \
+            origin["from"]
+        raise ValueError(f"model {name!r} ({where}) exited while loading ({said(exc)})") from None
 
 
 load_plugins()  # last: a plugin imports this module's names while it loads

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..core.items import VideoRef
+from .checks import answer_problem, check_reply
 from .requests import Answer, Request
 from ..video.frames import Frames
 from ..video.sampling import Sampling
@@ -58,9 +59,8 @@ class Model:
             method = getattr(self, METHOD_PREFIX + kind, None)
             if method is None:
                 raise TypeError(f"{self.name} cannot answer {kind} requests")
-            answers = method([requests[i] for i in indices], frames)
-            if len(answers) != len(indices):
-                raise RuntimeError(f"{self.name} returned {len(answers)} answers for {len(indices)} {kind} requests")
+            answers = check_reply(method([requests[i] for i in indices], frames), len(indices),
+                                  f"{self.name}.{METHOD_PREFIX}{kind}")
             for i, answer in zip(indices, answers):
                 out[i] = answer
         return out  # type: ignore[return-value]
@@ -85,8 +85,12 @@ class RanksBySimilarity:
         answers = []
         for request in requests:
             pairs = [Request("similarity", request.video, text, request.sampling) for text in request.option_texts]
-            scored = self.answer_similarity(pairs, frames)  # type: ignore[attr-defined]
-            errors = [a.error for a in scored if a.error]
+            method = f"{getattr(self, 'name', 'model')}.answer_similarity"
+            scored = check_reply(self.answer_similarity(pairs, frames), len(pairs), method)  # type: ignore[attr-defined]
+            # a rank read from a NaN or a missing score would be a silent wrong number
+            problems = [f"model error: {method} returned {problem}"
+                        for problem in map(answer_problem, scored, pairs) if problem]
+            errors = problems or [a.error for a in scored if a.error]
             if errors:
                 answers.append(Answer(error=errors[0]))
                 continue
