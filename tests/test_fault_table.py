@@ -7,7 +7,7 @@ import sys
 from faults import Fault
 
 HERE = os.path.dirname(__file__)
-CLASSES = ("cli", "video", "loaders", "stores", "served", "providers", "building")
+CLASSES = ("cli", "video", "loaders", "stores", "served", "providers", "building", "plugins")
 
 
 def rows() -> dict[str, list[Fault]]:

@@ -52,10 +52,11 @@ def ends_first_line(tokenizer, tokens: list[int]) -> bool:
 
 
 def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int],
-                    first_line: Sequence[bool]) -> list[tuple[list[int], str]]:
-    """(generated token ids, why it stopped) per row: greedy, as ``generate(do_sample=False)``.
-    ``budgets`` caps each row's new tokens; ``first_line`` stops a row at the end of its first
-    answer line (a choice answered on one line)."""
+                    first_line: Sequence[bool]) -> tuple[list[tuple[list[int], str]], int]:
+    """(generated token ids, why it stopped) per row, greedy as ``generate(do_sample=False)``,
+    and the tokens fed to the model to get them (a row's first token needs none: it comes from
+    the forward pass before). ``budgets`` caps each row's new tokens; ``first_line`` stops a
+    row at the end of its first answer line (a choice answered on one line)."""
     import torch
 
     ends = end_ids(model, tokenizer)
@@ -64,6 +65,7 @@ def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int
     tokens: list[list[int]] = [[] for _ in range(rows)]
     why: list[str | None] = [None] * rows
     active = list(range(rows))  # rows still generating, in the order of the batch's rows
+    fed = 0
     logits, cache, mask, positions = state.logits, state.cache, state.mask, state.positions
     while True:
         chosen = logits.argmax(-1).tolist()
@@ -82,7 +84,7 @@ def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int
                 else:
                     still.append(slot)
         if not still:
-            return [(t, w or "max_tokens") for t, w in zip(tokens, why)]
+            return [(t, w or "max_tokens") for t, w in zip(tokens, why)], fed
         if len(still) < len(active):  # finished rows leave the batch
             keep = torch.tensor(still, device=mask.device)
             cache.batch_select_indices(keep)
@@ -90,6 +92,7 @@ def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int
             chosen = [chosen[s] for s in still]
             active = [active[s] for s in still]
         feed = torch.tensor(chosen, dtype=torch.long, device=mask.device)[:, None]
+        fed += len(active)
         mask = torch.cat([mask, mask.new_ones(len(active), 1)], dim=1)
         output = model(input_ids=feed, attention_mask=mask, position_ids=positions[..., None], use_cache=True,
                        cache_position=torch.tensor([mask.shape[1] - 1], device=mask.device), **{keyword: cache})

@@ -196,11 +196,12 @@ class HFGenerative(RanksBySimilarity, Model):
             self._yes_no(logprobs) for logprobs, _ in self._rows(group, frames, caption=False)])
 
     def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        """Option-letter probabilities from the first token, and the full greedy answer: a
-        letter read off the first token alone would count "A man opens the door, so B" as A."""
+        """Option-letter probabilities from the first token, and the greedy answer generated on
+        from the same forward pass to the end of its first line: a letter read off the first
+        token alone would count "A man opens the door, so B" as A."""
         def group(batch: list[Request]) -> list[Answer]:
-            rows = self._rows(batch, frames, caption=False)
             if self.choice_reading == "letters":  # the likeliest letter: one forward pass, no generation
+                rows = self._rows(batch, frames, caption=False)
                 answers = [self._letters(r, logprobs, None) for r, (logprobs, _) in zip(batch, rows)]
                 for answer in answers:
                     answer.raw = max(answer.probs, key=answer.probs.get) if answer.probs else None
@@ -269,8 +270,10 @@ class HFGenerative(RanksBySimilarity, Model):
 
     def _continue(self, asks, said: list | None, state: Continuation) -> None:
         if asks:
-            said += continue_greedy(self.model, self.tokenizer, state, [a[0] for a in asks], [a[1] for a in asks])
-            self.stats["forward_tokens"] += sum(len(tokens) for tokens, _ in said[-len(asks):])
+            answers, fed = continue_greedy(self.model, self.tokenizer, state, [a[0] for a in asks],
+                                           [a[1] for a in asks])
+            said += answers
+            self.stats["forward_tokens"] += fed
 
     # Each row: (log-probabilities of the next token after the prompt, caption log-likelihood)
     def _plain_forward(self, prompts: list[tuple[str, str]], video, asks=None,
