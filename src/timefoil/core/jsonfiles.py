@@ -29,9 +29,15 @@ def parse_json(text: str, path: str, what: str, kind: type | None = dict) -> Any
     except json.JSONDecodeError as exc:
         raise UnreadableFile(f"{path}: not a readable {what} ({_why(exc)})") from None
     if kind is not None and not isinstance(value, kind):
-        raise UnreadableFile(f"{path}: not a readable {what} (a JSON {type(value).__name__}, "
-                             f"where a {kind.__name__ if kind is not dict else 'object'} was expected)")
+        raise UnreadableFile(f"{path}: not a readable {what} (it holds {_kind(type(value))}, "
+                             f"not {_kind(kind)})")
     return value
+
+
+def _kind(kind: type) -> str:
+    """A JSON value's kind in JSON's words."""
+    return {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number",
+            bool: "true or false"}.get(kind, "null")
 
 
 def read_text(path: str, what: str) -> str:
