@@ -189,6 +189,21 @@ def given_up(reason: str) -> str:
             r"going on without it \(answers are still recorded in the run\)$")
 
 
+def warm_cache_one_answer_cut(root: Path) -> list[str]:
+    """The warm cache with one stored answer cut short, as another program writing it might leave it."""
+    argv = warm_cache(root)
+    with sqlite3.connect(root / "cache" / "responses.sqlite") as db:
+        db.execute("UPDATE responses SET value = substr(value, 1, 20) WHERE rowid = (SELECT min(rowid) FROM responses)")
+    return argv
+
+
+def cut_answer_asked_again(root: Path) -> None:
+    every_answer_recorded(root)
+    with sqlite3.connect(root / "cache" / "responses.sqlite") as db:
+        values = [json.loads(v) for (v,) in db.execute("SELECT value FROM responses")]
+    assert len(values) == PLANNED and all(isinstance(v, dict) and "answer" in v for v in values)
+
+
 # -- a run lock that is not the run's own plain file -----------------------------------------
 def lock_links_out(root: Path) -> list[str]:
     bench(root)
@@ -315,6 +330,9 @@ FAULTS = [
           warm_cache_kept, env=sqlite_fault("locked")),
     Fault("response cache path is a folder", cache_is_a_folder, 0, given_up("unable to open database file"),
           folder_left_alone),
+    Fault("response cache holding an answer cut short", warm_cache_one_answer_cut, 0,
+          r"^timefoil: the response cache .+responses\.sqlite holds 1 stored answers that are not timefoil's JSON; "
+          r"asking those again \(their entries are replaced\)$", cut_answer_asked_again),
     Fault("run.lock is a link to another file", lock_links_out, 1,
           r"^Error: .+run\.lock is a symbolic link; a run's lock file must be its own plain file", precious_intact),
     Fault("run.lock is a fifo", lock_is_a_fifo, 1, r"^Error: .+run\.lock is not a regular file", nothing_run),
