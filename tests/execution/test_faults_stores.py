@@ -293,6 +293,14 @@ def run_json_an_array(root: Path) -> list[str]:
     return argv
 
 
+def report_over_a_run_json_without_config(root: Path) -> list[str]:
+    bench(root)
+    prepared_run(root, root / "r")
+    (root / "r" / "run.json").write_text('{"created": "2026-01-01T00:00:00"}\n')
+    root.joinpath("before").write_text(digest(root / "r" / "run.json") + digest(root / "r" / "items.jsonl"))
+    return ["report", str(root / "r")]
+
+
 def nothing_merged(root: Path) -> None:
     assert not (root / "all").exists()
 
@@ -346,6 +354,9 @@ FAULTS = [
     Fault("merge of shards made with another numpy", lambda t: shards(t, second=OLD_NUMPY), 0,
           r"^timefoil: warning: the shards were made with different versions: numpy \S+ \(shard 1/2\) vs 1\.0\.0 "
           r"\(shard 2/2\); their answers may differ for that reason alone$", merged_with_both_versions),
+    Fault("report over a run.json without its configuration", report_over_a_run_json_without_config, 1,
+          r"^Error: .+/r/run\.json: not a readable run configuration \(no 'config' naming its benchmark, model and "
+          r"protocol\)$", run_left_as_it_was),
     Fault("merge of a shard whose run.json holds an array", run_json_an_array, 1,
           r"^Error: .+/s1/run\.json: not a readable run configuration \(it holds an array, not an object\)$",
           nothing_merged),

@@ -25,6 +25,10 @@ def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         meta = read_json(config_path, "run configuration")
     except UnreadableFile as exc:
         raise RunError(str(exc)) from None
+    config = meta.get("config")
+    if not isinstance(config, dict) or not {"benchmark", "model", "protocol"} <= set(config):
+        raise RunError(f"{config_path}: not a readable run configuration (no 'config' naming its benchmark, model "
+                       "and protocol)")
     log = RunLog(run_dir)
     records = log.read()
     meta["corrupt_lines"] = log.corrupt
