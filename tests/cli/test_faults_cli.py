@@ -135,7 +135,7 @@ FAULTS = [
           r"needs gguf, which is not installed; install it with: pip install 'timefoil\[hf\]'",
           nothing_written, env=blocking("gguf")),
     # while `timefoil` imports its commands (about half a second): a traceback from the import before
-    Fault("Ctrl-C 0.05 s after start", lambda t: ["list"], 130, INTERRUPTED, env=ctrl_c_after(0.05)),
+    Fault("Ctrl-C 0.1 s after start", lambda t: ["list"], 130, INTERRUPTED, env=ctrl_c_after(0.1)),
     Fault("Ctrl-C 0.2 s after start", lambda t: ["list"], 130, INTERRUPTED, env=ctrl_c_after(0.2)),
     # while a run records answers: click's "Aborted!" and exit 1 before
     Fault("Ctrl-C while a run records answers", run_args, 130, INTERRUPTED, resumes_to_the_whole_run,
