@@ -126,6 +126,18 @@ def only_i0_accepted(tmp_path):
     assert [i.id for i in folder.load(str(tmp_path / "accepted"))] == ["i0"]
 
 
+def recipe_cut_short(suffix, text):
+    """A recipe file that ends part way (a copy interrupted, an editor's crash)."""
+    def prepare(tmp_path):
+        (tmp_path / f"recipe.{suffix}").write_text(text)
+        return ["build", "run", str(tmp_path / f"recipe.{suffix}"), "--out", str(tmp_path / "built")]
+    return prepare
+
+
+def nothing_built(tmp_path):
+    assert not (tmp_path / "built").exists()
+
+
 FAULTS = [
     bad_choice(-1, "-1"),  # read as texts[-1], option B, before
     bad_choice(True, "true"),  # True == 1: option B
@@ -153,6 +165,12 @@ FAULTS = [
     Fault("annotation page inside the bench", annotate_into, 1,
           r"the output \S+/B/p\.html lies inside the input \S+/B; write the output elsewhere$", inputs_unchanged),
     Fault("validation saved before the aspect", validation_half_answered, 0, r"^$", only_i0_accepted),
+    Fault("JSON recipe cut short", recipe_cut_short("json", '{"source": "pairs.jsonl", "steps": [\n'), 1,
+          r"^Error: \S+/recipe\.json: not a readable recipe \(Expecting value at line 2 column 1 \(cut short\?\)\)$",
+          nothing_built),
+    Fault("YAML recipe cut short", recipe_cut_short("yaml", "source: pairs.jsonl\nsteps: [{generate: rules\n"), 1,
+          r"^Error: \S+/recipe\.yaml: not a readable recipe \(expected ',' or '}', but got '<stream end>' at line 3 "
+          r"column 1\)$", nothing_built),
 ]
 
 

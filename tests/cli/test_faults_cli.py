@@ -1,8 +1,13 @@
 """Fault rows: command-line values that used to slip through, shards of items that show two
-videos, and models whose extra is not installed."""
+videos, models whose extra is not installed, and Ctrl-C at any moment of a command."""
 import json
 import os
+import re
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 
 import pytest
 
@@ -39,6 +44,53 @@ class Blocker:
 sys.meta_path.insert(0, Blocker())
 """)
     return {"PYTHONPATH": os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p)}
+
+
+def with_sitecustomize(prefix: str, code: str) -> dict[str, str]:
+    """An environment whose interpreter runs ``code`` as it starts (a sitecustomize module)."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    with open(os.path.join(folder, "sitecustomize.py"), "w", encoding="utf-8") as handle:
+        handle.write(code)
+    return {"PYTHONPATH": os.pathsep.join(p for p in (folder, os.environ.get("PYTHONPATH")) if p)}
+
+
+def ctrl_c_after(seconds: float) -> dict[str, str]:
+    """SIGINT to the process ``seconds`` after its interpreter started, as a Ctrl-C delivers it."""
+    return with_sitecustomize("timefoil-ctrl-c-", f"""import os, signal, threading
+
+timer = threading.Timer({seconds!r}, os.kill, (os.getpid(), signal.SIGINT))
+timer.daemon = True
+timer.start()
+""")
+
+
+# Ctrl-C right after the first answers are recorded: the run has begun writing its directory
+CTRL_C_MID_RUN = with_sitecustomize("timefoil-ctrl-c-", """import os, signal
+from timefoil.execution import store
+
+append = store.RunLog.append
+
+
+def append_then_interrupt(self, records):
+    append(self, records)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+store.RunLog.append = append_then_interrupt
+""")
+INTERRUPTED = r"^timefoil: interrupted \(Ctrl-C\); a run keeps every answer it recorded and resumes from there"
+
+
+def resumes_to_the_whole_run(tmp_path) -> None:
+    """What the interrupted run recorded is kept, and the same command finishes it."""
+    kept = run_ids(tmp_path / "run")
+    assert kept and os.path.exists(tmp_path / "run" / "run.json")
+    again = cli(*run_args(tmp_path), env={"TIMEFOIL_CACHE": str(tmp_path / "cache")})
+    assert again.returncode == 0, again.stderr
+    done = run_ids(tmp_path / "run")
+    assert set(kept) < set(done) and len(done) == len(set(done))  # nothing asked twice
+    checked = cli("check", str(tmp_path / "run"))
+    assert checked.returncode == 0 and "whole" in checked.stdout, checked.stdout + checked.stderr
 
 
 def shard_is_whole(index: int):
@@ -82,6 +134,12 @@ FAULTS = [
     Fault("text-only LM without gguf", lambda t: run_args(t, "--model", "blind-lm", "--blind"), 1,
           r"needs gguf, which is not installed; install it with: pip install 'timefoil\[hf\]'",
           nothing_written, env=blocking("gguf")),
+    # while `timefoil` imports its commands (about half a second): a traceback from the import before
+    Fault("Ctrl-C 0.1 s after start", lambda t: ["list"], 130, INTERRUPTED, env=ctrl_c_after(0.1)),
+    Fault("Ctrl-C 0.2 s after start", lambda t: ["list"], 130, INTERRUPTED, env=ctrl_c_after(0.2)),
+    # while a run records answers: click's "Aborted!" and exit 1 before
+    Fault("Ctrl-C while a run records answers", run_args, 130, INTERRUPTED, resumes_to_the_whole_run,
+          env=CTRL_C_MID_RUN),
 ]
 
 
@@ -128,3 +186,29 @@ def test_a_slurm_style_array_of_shards_exits_0_in_every_task_and_merges_into_the
     assert merged.returncode == 0, merged.stderr
     assert run_ids(tmp_path / "merged") == run_ids(tmp_path / "whole")
     assert run_scores(tmp_path / "merged") == run_scores(tmp_path / "whole")
+
+
+def test_ctrl_c_at_any_moment_of_a_command_exits_130_with_one_line():
+    """SIGINT from outside, as a terminal sends it, at moments spread over an uninterrupted
+    `timefoil list` (most of which is importing the commands). The first few hundredths of a
+    second belong to the Python interpreter starting, before any of timefoil's code runs: the
+    moments start after them."""
+    command = [sys.executable, "-m", "timefoil.cli", "list"]
+    environment = {**os.environ, "TIMEFOIL_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    started = time.monotonic()
+    whole = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=120)
+    duration = time.monotonic() - started
+    assert whole.returncode == 0, whole.stderr
+    interrupted = []
+    for share in (0.15, 0.3, 0.45, 0.6, 0.75, 0.9):
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+        time.sleep(share * duration)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err, (share, err)
+        if out == whole.stdout and not err.strip() and proc.returncode in (0, -signal.SIGINT):
+            continue  # it had finished, or was ending its interpreter (a shell shows 130 for -SIGINT too)
+        interrupted.append(share)
+        assert proc.returncode == 130, (share, proc.returncode, err)
+        assert len(err.strip().splitlines()) == 1 and re.search(INTERRUPTED, err), (share, err)
+    assert len(interrupted) >= 4, interrupted  # most moments fall inside the command

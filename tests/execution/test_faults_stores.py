@@ -1,11 +1,13 @@
 """Faults of the stores: commands asked to write into the data they read, response and frame
-caches on a full, read-only, locked or shared disk, and a run lock that is not a plain file."""
+caches on a full, read-only, locked or shared disk, a run lock that is not a plain file, a run.json
+that does not parse, and shards that differ in what they asked or what they were made with."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -43,9 +45,9 @@ def run_args(data, out, *extra) -> list[str]:
     return ["run", "items", "--model", "random", "--data", str(data), "--out", str(out), "--no-progress", *extra]
 
 
-def prepared_run(root: Path, out: Path, *extra) -> None:
+def prepared_run(root: Path, out: Path, *extra, env: dict[str, str] | None = None) -> None:
     """A finished run (or shard) made the ordinary way, with the row's own cache."""
-    done = cli(*run_args(root / "B", out, *extra), env={"TIMEFOIL_CACHE": str(root / "cache")})
+    done = cli(*run_args(root / "B", out, *extra), env={"TIMEFOIL_CACHE": str(root / "cache"), **(env or {})})
     assert done.returncode == 0, done.stderr
 
 
@@ -187,6 +189,21 @@ def given_up(reason: str) -> str:
             r"going on without it \(answers are still recorded in the run\)$")
 
 
+def warm_cache_one_answer_cut(root: Path) -> list[str]:
+    """The warm cache with one stored answer cut short, as another program writing it might leave it."""
+    argv = warm_cache(root)
+    with sqlite3.connect(root / "cache" / "responses.sqlite") as db:
+        db.execute("UPDATE responses SET value = substr(value, 1, 20) WHERE rowid = (SELECT min(rowid) FROM responses)")
+    return argv
+
+
+def cut_answer_asked_again(root: Path) -> None:
+    every_answer_recorded(root)
+    with sqlite3.connect(root / "cache" / "responses.sqlite") as db:
+        values = [json.loads(v) for (v,) in db.execute("SELECT value FROM responses")]
+    assert len(values) == PLANNED and all(isinstance(v, dict) and "answer" in v for v in values)
+
+
 # -- a run lock that is not the run's own plain file -----------------------------------------
 def lock_links_out(root: Path) -> list[str]:
     bench(root)
@@ -212,6 +229,96 @@ def nothing_run(root: Path) -> None:
     assert not (root / "r" / "items.jsonl").exists() and not (root / "r" / "run.json").exists()
 
 
+# -- a run.json that does not parse, and shards that differ --------------------------------
+def rerun_over_a_cut_run_json(root: Path) -> list[str]:
+    bench(root)
+    prepared_run(root, root / "r")
+    text = (root / "r" / "run.json").read_text()
+    (root / "r" / "run.json").write_text(text[:len(text) // 2])
+    root.joinpath("before").write_text(digest(root / "r" / "run.json") + digest(root / "r" / "items.jsonl"))
+    return run_args(root / "B", root / "r")
+
+
+def run_left_as_it_was(root: Path) -> None:
+    assert digest(root / "r" / "run.json") + digest(root / "r" / "items.jsonl") == (root / "before").read_text()
+
+
+def made_with(code: str) -> dict[str, str]:
+    """The environment of a shard made by a timefoil changed as ``code`` changes it (a sitecustomize)."""
+    folder = tempfile.mkdtemp(prefix="timefoil-other-")
+    Path(folder, "sitecustomize.py").write_text(code)
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))}
+
+
+# another timefoil, whose entailment question is worded otherwise (same ids, same items)
+REWORDED = made_with("""from dataclasses import replace
+from timefoil.benchmarks.base import Benchmark
+
+prompts_for = Benchmark.prompts_for
+
+
+def reworded(self, variant, protocol=None):
+    return replace(prompts_for(self, variant, protocol), entailment="Caption: {caption}\\nIs it what the video shows?")
+
+
+Benchmark.prompts_for = reworded
+""")
+# numpy 1.0.0 where the first shard had today's
+OLD_NUMPY = made_with("""from importlib import metadata
+
+version = metadata.version
+metadata.version = lambda name: "1.0.0" if name == "numpy" else version(name)
+""")
+
+
+def shards(root: Path, *extra, second: dict[str, str] | None = None, between=None) -> list[str]:
+    """Shards 1/2 and 2/2 of one command; ``second`` made in another environment, ``between``
+    done to the benchmark folder after the first."""
+    bench(root)
+    prepared_run(root, root / "s1", "--shard", "1/2", *extra)
+    if between:
+        between(root)
+    prepared_run(root, root / "s2", "--shard", "2/2", *extra, env=second)
+    return ["merge", str(root / "s1"), str(root / "s2"), "--out", str(root / "all")]
+
+
+def caption_edited(root: Path) -> None:
+    items = root / "B" / "items.jsonl"
+    items.write_text(items.read_text().replace("p then q", "p, and then q"))
+
+
+def run_json_an_array(root: Path) -> list[str]:
+    argv = shards(root)
+    (root / "s1" / "run.json").write_text("[]\n")
+    return argv
+
+
+def report_over_a_run_json_without_config(root: Path) -> list[str]:
+    bench(root)
+    prepared_run(root, root / "r")
+    (root / "r" / "run.json").write_text('{"created": "2026-01-01T00:00:00"}\n')
+    root.joinpath("before").write_text(digest(root / "r" / "run.json") + digest(root / "r" / "items.jsonl"))
+    return ["report", str(root / "r")]
+
+
+def nothing_merged(root: Path) -> None:
+    assert not (root / "all").exists()
+
+
+def merged_with_both_versions(root: Path) -> None:
+    """Each shard's versions are kept; numpy, on which they differ, is no longer named at the top."""
+    merged = json.loads((root / "all" / "run.json").read_text())
+    mine = json.loads((root / "s1" / "run.json").read_text())["versions"]
+    assert [s["versions"]["numpy"] for s in merged["merged"]["shards"]] == [mine["numpy"], "1.0.0"]
+    assert all(s["git_revision"] == merged["merged"]["shards"][0]["git_revision"] for s in merged["merged"]["shards"])
+    assert merged["merged"]["versions_differ"] == {"numpy": {mine["numpy"]: ["1/2"], "1.0.0": ["2/2"]}}
+    assert "numpy" not in merged["versions"] and merged["versions"]["timefoil"] == mine["timefoil"]
+    assert len(merged["warnings"]) == 1 and "numpy" in merged["warnings"][0]
+    assert len(records(root / "all")) == PLANNED
+
+
+OTHER_RUN = r"^Error: .+s2 is a shard of another run than .+s1 \({}\); only shards of one configuration merge$"
+
 FAULTS = [
     Fault("run --out is the benchmark folder", out_is_bench, 1, IS_INPUT, bench_untouched),
     Fault("run --out inside the benchmark folder", out_inside_bench, 1, INSIDE_INPUT, bench_untouched),
@@ -231,9 +338,28 @@ FAULTS = [
           warm_cache_kept, env=sqlite_fault("locked")),
     Fault("response cache path is a folder", cache_is_a_folder, 0, given_up("unable to open database file"),
           folder_left_alone),
+    Fault("response cache holding an answer cut short", warm_cache_one_answer_cut, 0,
+          r"^timefoil: the response cache .+responses\.sqlite holds 1 stored answers that are not timefoil's JSON; "
+          r"asking those again \(their entries are replaced\)$", cut_answer_asked_again),
     Fault("run.lock is a link to another file", lock_links_out, 1,
           r"^Error: .+run\.lock is a symbolic link; a run's lock file must be its own plain file", precious_intact),
     Fault("run.lock is a fifo", lock_is_a_fifo, 1, r"^Error: .+run\.lock is not a regular file", nothing_run),
+    Fault("rerun over a run.json cut short", rerun_over_a_cut_run_json, 1,
+          r"^Error: .+/r/run\.json: not a readable run configuration \(.+ \(cut short\?\)\); it is written whole",
+          run_left_as_it_was),
+    Fault("merge of shards asked in other words", lambda t: shards(t, "--protocol", "entailment", second=REWORDED),
+          1, OTHER_RUN.format("the prompts asked differ"), nothing_merged),
+    Fault("merge of shards with items.jsonl edited between them", lambda t: shards(t, between=caption_edited), 1,
+          OTHER_RUN.format("the items as loaded differ; the prompts asked differ"), nothing_merged),
+    Fault("merge of shards made with another numpy", lambda t: shards(t, second=OLD_NUMPY), 0,
+          r"^timefoil: warning: the shards were made with different versions: numpy \S+ \(shard 1/2\) vs 1\.0\.0 "
+          r"\(shard 2/2\); their answers may differ for that reason alone$", merged_with_both_versions),
+    Fault("report over a run.json without its configuration", report_over_a_run_json_without_config, 1,
+          r"^Error: .+/r/run\.json: not a readable run configuration \(no 'config' naming its benchmark, model and "
+          r"protocol\)$", run_left_as_it_was),
+    Fault("merge of a shard whose run.json holds an array", run_json_an_array, 1,
+          r"^Error: .+/s1/run\.json: not a readable run configuration \(it holds an array, not an object\)$",
+          nothing_merged),
 ]
 
 

@@ -158,6 +158,33 @@ def test_merge_refuses_other_configurations_and_names_what_differs(suite, shards
     assert not os.path.exists(tmp_path / "out")
 
 
+def test_shards_record_one_plan_and_a_shard_asked_in_other_words_is_refused(suite, shards, tmp_path, monkeypatch):
+    """Same configuration and request ids, but the second shard asks its Yes/No question in other
+    words: only the prompts (and so the requests) differ, and merge names the prompts."""
+    from dataclasses import replace
+    from timefoil.benchmarks.base import Benchmark
+
+    plans = [json.load(open(os.path.join(d, "run.json")))["plan"] for d in shards]
+    assert plans[0] == plans[1] == plans[2] and set(plans[0]) == {"digest", "items", "prompts", "videos", "requests"}
+
+    def shard(index, out):
+        config = RunConfig("synth", "random", data_dir=suite, protocol="entailment")
+        Runner(plan_run(config, Shard(index, 2)), str(out), cache_dir=str(tmp_path / "c"), progress=False).run()
+        return str(out), json.load(open(out / "run.json"))["plan"]
+
+    first, asked = shard(1, tmp_path / "s1")
+    prompts_for = Benchmark.prompts_for
+    monkeypatch.setattr(Benchmark, "prompts_for", lambda self, *a, **k: replace(
+        prompts_for(self, *a, **k), entailment="Caption: {caption}\nIs it what the video shows?"))
+    second, reworded = shard(2, tmp_path / "s2")
+    assert {k for k in asked if asked[k] != reworded[k]} == {"digest", "prompts", "requests"}
+    assert json.loads(open(tmp_path / "s2" / "items.jsonl").readline())["request"]["text"].startswith("Caption: ")
+    with pytest.raises(MergeError, match=rf"^{second} is a shard of another run than {first} "
+                                         r"\(the prompts asked differ\); only shards of one configuration merge$"):
+        merge_shards([first, second], str(tmp_path / "out"))
+    assert not os.path.exists(tmp_path / "out")
+
+
 def _whole_copy(shards, tmp_path):
     path = _copy(shards[0], tmp_path / "unsharded")
     meta = json.load(open(os.path.join(path, "run.json")))

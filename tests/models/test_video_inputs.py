@@ -206,3 +206,16 @@ def test_qwen3_vl_writes_each_temporal_patchs_time_from_the_frames_real_times(se
     assert later.startswith("<11.3 seconds>") and "<18.2 seconds>" in later
     with pytest.raises(ValueError, match="at least 2 frames"):
         builder.video(frames[:1], Timing(0.8, times[:1]))
+
+
+def test_a_model_folders_processor_file_that_does_not_parse_is_named(tmp_path):
+    from timefoil.core.jsonfiles import UnreadableFile
+    from timefoil.models.video_inputs import processor_settings
+
+    (tmp_path / "processor_config.json").write_text('{"video_processor": {"size": ')
+    said = (rf"^{tmp_path}/processor_config\.json: not a readable model configuration file "
+            r"\(Expecting value at line 1 column 30 \(cut short\?\)\)$")
+    with pytest.raises(UnreadableFile, match=said):
+        processor_settings(str(tmp_path))
+    (tmp_path / "processor_config.json").write_text('{"video_processor": {"size": 4}}')
+    assert processor_settings(str(tmp_path)) == ({"size": 4}, {"video_processor": {"size": 4}})

@@ -1,9 +1,10 @@
 """A build's ``datasheet.md``: what was made, what each step kept and why, and people's agreement."""
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
+
+from ..core.jsonfiles import read_json, read_json_lines
 
 
 def mean_or_none(values: list) -> float | None:
@@ -12,10 +13,8 @@ def mean_or_none(values: list) -> float | None:
 
 def write_datasheet(build_dir: str) -> str:
     """``datasheet.md`` from ``build.json``, ``candidates.jsonl`` and, once collected, ``agreement.json``."""
-    with open(os.path.join(build_dir, "build.json"), encoding="utf-8") as handle:
-        build = json.load(handle)
-    with open(os.path.join(build_dir, "candidates.jsonl"), encoding="utf-8") as handle:
-        candidates = [json.loads(line) for line in handle if line.strip()]
+    build = read_json(os.path.join(build_dir, "build.json"), "build record")
+    candidates = read_json_lines(os.path.join(build_dir, "candidates.jsonl"), "build's candidates")
     kept = [c for c in candidates if not c["dropped"]]
     lines = [f"# Datasheet: {build['name']}", "",
              f"{build['pairs']} (video, caption) pairs -> {build['candidates']} candidates -> {build['items']} items.",
@@ -42,8 +41,7 @@ def write_datasheet(build_dir: str) -> str:
         lines += ["", f"{len(flagged)} items kept but flagged (solved without the video)."]
     agreement_path = os.path.join(build_dir, "agreement.json")
     if os.path.exists(agreement_path):
-        with open(agreement_path, encoding="utf-8") as handle:
-            agreement = json.load(handle)
+        agreement = read_json(agreement_path, "agreement record")
         lines += ["", "## Validation by people", ""] + agreement_lines(agreement)
     path = os.path.join(build_dir, "datasheet.md")
     with open(path, "w", encoding="utf-8") as handle:

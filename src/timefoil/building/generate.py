@@ -8,13 +8,13 @@ edits, then names in the recipe.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Sequence
 
 from ..core.hashing import stable_hash
+from ..core.jsonfiles import read_json, read_json_lines
 from ..models.requests import Request
 from .asking import Asker
 from .rules import Foil
@@ -35,8 +35,8 @@ class Exemplar:
 
 
 def load_aspects(path: str | None = None) -> dict[str, str]:
-    with open(path or _data("aspects.json"), encoding="utf-8") as handle:
-        aspects = json.load(handle)
+    path = path or _data("aspects.json")
+    aspects = read_json(path, "aspects file")
     if not isinstance(aspects, dict) or not all(isinstance(v, str) and v.strip() for v in aspects.values()):
         raise ValueError(f"{path}: expected an object of aspect name -> instruction")
     return aspects
@@ -44,14 +44,12 @@ def load_aspects(path: str | None = None) -> dict[str, str]:
 
 def load_exemplars(path: str | None = None) -> list[Exemplar]:
     out = []
-    with open(path or _data("exemplars.jsonl"), encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                record = json.loads(line)
-                try:
-                    out.append(Exemplar(record["aspect"], record["caption"], record.get("counterfactual")))
-                except (KeyError, TypeError):
-                    raise ValueError(f"{path}: line {number}: needs aspect, caption, counterfactual") from None
+    path = path or _data("exemplars.jsonl")
+    for number, record in enumerate(read_json_lines(path, "exemplars file"), 1):
+        try:
+            out.append(Exemplar(record["aspect"], record["caption"], record.get("counterfactual")))
+        except (KeyError, TypeError):
+            raise ValueError(f"{path}: record {number}: needs aspect, caption, counterfactual") from None
     return out
 
 

@@ -40,6 +40,7 @@ from typing import Any, Callable
 from ..benchmarks import folder
 from ..core.hashing import stable_hash
 from ..core.items import Item, VideoRef
+from ..core.jsonfiles import UnreadableFile, parse_json, read_json_lines, read_text
 from ..core.paths import default_cache_dir
 from ..execution.store import write_json
 from .asking import Asker
@@ -50,16 +51,20 @@ from .steps import Candidate, filter_step, generate_step
 
 
 def read_recipe(path: str) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+    text = read_text(path, "recipe")
     if path.endswith((".yaml", ".yml")):
         try:
             import yaml
         except ImportError:
             raise ValueError(f"{path}: reading YAML needs PyYAML (pip install 'timefoil[build]'), or write JSON")
-        recipe = yaml.safe_load(text)
+        try:
+            recipe = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None) or "not YAML"
+            place = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+            raise UnreadableFile(f"{path}: not a readable recipe ({problem}{place})") from None
     else:
-        recipe = json.loads(text)
+        recipe = parse_json(text, path, "recipe", kind=None)
     if not isinstance(recipe, dict) or "source" not in recipe or not isinstance(recipe.get("steps"), list):
         raise ValueError(f"{path}: a recipe needs 'source' and a list of 'steps'")
     return recipe
@@ -194,8 +199,10 @@ def _read_step(path: str, signature: str) -> tuple[list[dict] | None, dict]:
     """A complete step's records and header when it was made from the same inputs; else (None, {})."""
     if not os.path.exists(path):
         return None, {}
-    with open(path, encoding="utf-8") as handle:
-        lines = [json.loads(line) for line in handle if line.strip()]
+    try:  # written whole (renamed into place), so a line that does not parse was changed since
+        lines = read_json_lines(path, "build step")
+    except UnreadableFile as exc:
+        raise UnreadableFile(f"{exc}; delete it and the step is made again") from None
     if not lines or lines[0].get("signature") != signature or not lines[-1].get("complete"):
         return None, {}
     return lines[1:-1], lines[0]

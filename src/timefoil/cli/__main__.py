@@ -1,3 +1,3 @@
-from . import main
+from .entry import run
 
-main()
+run()

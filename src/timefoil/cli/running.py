@@ -196,3 +196,5 @@ def merge(shard_dirs, out):
         raise Failure(str(exc)) from None
     print_runs([load_scored(out)])
     click.echo(f"merged {done['shards']} shards ({done['requests']} requests) into {out}")
+    for warning in done["warnings"]:  # also kept in the merged run.json
+        click.echo(f"timefoil: warning: {warning}", err=True)

@@ -1,9 +1,11 @@
 """``timefoil merge SHARD_DIR... --out RUN``: shard runs (``--shard I/N``) into one run.
 
-The shards must come from one configuration (the same config, model fingerprint and plan) and
-together record every planned request exactly once; otherwise nothing is written and every
-missing or duplicated request is reported with the shard to rerun. The result is a normal run
-directory: scored, reported, checked and resumed like any other."""
+The shards must come from one configuration (the same config, model fingerprint and plan, down to
+the prompts asked and the items as loaded) and together record every planned request exactly
+once; otherwise nothing is written and every missing or duplicated request is reported with the
+shard to rerun. Shards made with different package versions merge, with a warning kept in the
+merged run.json beside each shard's versions and revision. The result is a normal run directory:
+scored, reported, checked and resumed like any other."""
 from __future__ import annotations
 
 import json
@@ -12,11 +14,13 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from ..core.jsonfiles import UnreadableFile, read_json
 from ..execution.config import RunError
-from ..execution.sharding import plan_digest
+from ..execution.sharding import PLAN_PARTS, plan_digest
 from ..execution.store import ANSWERS, CONFIG, SHARD, RunLog, answered_twice, write_json
 
 SAME = ("config", "model_fingerprint", "fingerprint_hash")  # what makes two shards parts of one run
+ENVIRONMENT = ("created", "versions", "git_revision", "platform")  # each shard's, kept in the merged run.json
 SHOWN = 5  # example ids per problem
 
 
@@ -26,15 +30,28 @@ class MergeError(RunError):
         self.problems = problems or []
 
 
-def _read_json(path: str) -> dict[str, Any]:
+def _read_json(path: str, what: str) -> dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+        return read_json(path, what)
     except FileNotFoundError:
         raise MergeError(f"{os.path.dirname(path)} is not a shard run (no {os.path.basename(path)}; "
                          "shards are made by timefoil run ... --shard I/N)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise MergeError(f"{path}: not readable ({exc})") from None
+    except UnreadableFile as exc:
+        raise MergeError(str(exc)) from None
+
+
+def _plan_differences(a: dict | None, b: dict | None) -> list[str]:
+    """What differs between two shards' plan contents (``plan_contents``), in words."""
+    if a == b:
+        return []
+    if not a or not b:  # one made by a timefoil that did not record its plan's contents
+        return ["the plan's contents are recorded by only one of them (made by an older timefoil: "
+                "run that shard again into a new directory)"]
+    differ = [part for part in PLAN_PARTS if a.get(part) != b.get(part)]
+    if len(differ) > 1 and "requests" in differ:  # the requests hold the rest: named only when alone
+        differ.remove("requests")
+    return [f"{PLAN_PARTS[part]} differ" for part in differ] or \
+        [f"the plans differ (digest {a.get('digest')} vs {b.get('digest')})"]
 
 
 def _differences(a: dict, b: dict) -> str:
@@ -50,7 +67,32 @@ def _differences(a: dict, b: dict) -> str:
     shard_a, shard_b = a.get("shard") or {}, b.get("shard") or {}
     said += [f"{k}: {shard_a.get(k)} vs {shard_b.get(k)}" for k in ("count", "planned", "plan_digest")
              if shard_a.get(k) != shard_b.get(k)]
+    said += _plan_differences(a.get("plan"), b.get("plan"))
+    if said:  # a likely cause: another version of timefoil or of what it reads with
+        versions_a, versions_b = a.get("versions") or {}, b.get("versions") or {}
+        said += [f"{p} {versions_a.get(p, 'absent')} vs {versions_b.get(p, 'absent')}"
+                 for p in sorted(set(versions_a) | set(versions_b)) if versions_a.get(p) != versions_b.get(p)]
     return "; ".join(said)
+
+
+def _environments(labels: list[str], metas: list[dict]) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+    """Where the shards' package versions (and timefoil's revision) differ: name -> value ->
+    the shards that had it; and the warning that says so, when they do."""
+    named = [{**(meta.get("versions") or {}), "timefoil revision": meta.get("git_revision") or "unknown"}
+             for meta in metas]
+    differ: dict[str, dict[str, list[str]]] = {}
+    for name in sorted({n for versions in named for n in versions}):
+        seen: dict[str, list[str]] = {}
+        for label, versions in zip(labels, named):
+            seen.setdefault(str(versions.get(name, "absent")), []).append(label)
+        if len(seen) > 1:
+            differ[name] = seen
+    if not differ:
+        return differ, []
+    said = "; ".join(f"{name} " + " vs ".join(f"{value} (shard {', '.join(where)})" for value, where in seen.items())
+                     for name, seen in differ.items())
+    return differ, [f"the shards were made with different versions: {said}; their answers may differ for "
+                    "that reason alone"]
 
 
 def _examples(ids) -> str:
@@ -60,7 +102,7 @@ def _examples(ids) -> str:
 
 def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
     """Check the shards and write the merged run into ``out``; returns what was merged."""
-    metas = [_read_json(os.path.join(d, CONFIG)) for d in shard_dirs]
+    metas = [_read_json(os.path.join(d, CONFIG), "run configuration") for d in shard_dirs]
     for directory, meta in zip(shard_dirs, metas):
         if not meta.get("shard"):
             raise MergeError(f"{directory} is a whole run, not a shard (made without --shard)")
@@ -83,7 +125,7 @@ def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
 
     assigned: dict[str, str] = {}  # request id -> the shard directory it was planned in
     for directory in shard_dirs:
-        for request_id in _read_json(os.path.join(directory, SHARD)).get("ids", []):
+        for request_id in _read_json(os.path.join(directory, SHARD), "shard plan").get("ids", []):
             if request_id in assigned:
                 problems.append(f"request {request_id} is planned in both {assigned[request_id]} and {directory}")
             assigned[request_id] = directory
@@ -123,12 +165,23 @@ def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
     if os.path.exists(os.path.join(out, CONFIG)) or os.path.exists(os.path.join(out, ANSWERS)):
         raise MergeError(f"{out} already holds a run; merge into a new directory")
     os.makedirs(out, exist_ok=True)
+    labels = [f"{m['shard']['index']}/{count}" for m in metas]
+    differ, warnings = _environments(labels, metas)
     merged = {k: v for k, v in first.items() if k not in ("shard", "executor")}
     merged["shard"] = None
     merged["model_notes"] = {k: v for meta in metas for k, v in meta.get("model_notes", {}).items()}
+    # what every shard shares stands at the top, as in any run; each shard's own is under "merged"
+    merged["versions"] = {k: v for k, v in (first.get("versions") or {}).items() if k not in differ}
+    for key, name in (("git_revision", "timefoil revision"), ("platform", None)):
+        if name in differ or len({str(m.get(key)) for m in metas}) > 1:
+            merged[key] = None
+    if warnings:
+        merged["warnings"] = warnings
     merged["merged"] = {"created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                        "shards": [{"dir": os.path.abspath(d), "shard": f"{m['shard']['index']}/{count}",
-                                    "records": len(records[d])} for d, m in zip(shard_dirs, metas)]}
+                        "shards": [{"dir": os.path.abspath(d), "shard": label, "records": len(records[d]),
+                                    **{k: m.get(k) for k in ENVIRONMENT}}
+                                   for d, m, label in zip(shard_dirs, metas, labels)],
+                        "versions_differ": differ}
     path = os.path.join(out, ANSWERS)
     with open(path + ".tmp", "w", encoding="utf-8") as handle:  # whole or not at all
         for _, directory in sorted((m["shard"]["index"], d) for d, m in zip(shard_dirs, metas)):
@@ -136,4 +189,4 @@ def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
     os.replace(path + ".tmp", path)
     write_json(os.path.join(out, CONFIG), merged)  # last: a run.json means the log is whole
     return {"out": out, "shards": count, "requests": len(assigned),
-            "records": sum(len(r) for r in records.values())}
+            "records": sum(len(r) for r in records.values()), "warnings": warnings}

@@ -2,7 +2,6 @@
 on resume, and updated with what a session learnt (model notes, threads, workers, capped videos)."""
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
@@ -10,9 +9,11 @@ import time
 from collections import Counter
 from typing import Any
 
+from ..core.jsonfiles import UnreadableFile, read_json
 from ..core.paths import __version__
 from .config import RunConfig, RunError
 from .plan import RunPlan
+from .sharding import plan_contents
 from .store import CONFIG, SHARD, write_json
 
 
@@ -25,8 +26,11 @@ def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: d
     shard = plan.shard_facts()
     wanted = {"config": plan.config.to_json(), **identity, "shard": shard}
     if os.path.exists(path):
-        with open(path, encoding="utf-8") as handle:
-            stored = json.load(handle)
+        try:
+            stored = read_json(path, "run configuration")
+        except UnreadableFile as exc:
+            raise RunError(f"{exc}; it is written whole, so it was cut or changed since: restore it, or use a "
+                           "new --out directory") from None
         try:  # a run made before a configuration field existed has that field's default
             stored["config"] = RunConfig.from_json(stored["config"]).to_json()
         except (KeyError, TypeError):
@@ -46,6 +50,8 @@ def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: d
         write_json(os.path.join(run_dir, SHARD),
                    {**shard, "ids": sorted(p.id for _, p in plan.part),
                     "elsewhere": {i: n for i, n in sorted(elsewhere.items()) if n and i in here}})
+        # what the whole plan asks, for merge to compare shards by (never matched on resume)
+        extra = {**extra, "plan": plan_contents(plan.full, plan.config.protocol, identity.get("fingerprint_hash"))}
     write_json(path, {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **environment(), **extra})
 
 
@@ -53,8 +59,7 @@ def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | No
     """The model's notes and this session's thread count, added to run.json (never part of
     the configuration a resume must match)."""
     path = os.path.join(run_dir, CONFIG)
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+    data = read_json(path, "run configuration")
     notes = {**data.get("model_notes", {}), **notes}
     if (data.get("model_notes", {}) == notes and data.get("threads") == threads and not executor
             and data.get("capped") == capped):

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from ..core.hashing import stable_hash
-from ..core.items import VideoRef
+from ..core.items import Item, VideoRef
 from ..models.requests import Request
+from ..protocols import PlannedRequest
 from ..video.frames import content_key
 from ..video.sampling import DEFAULT_MAX_FRAMES
 
@@ -105,6 +106,33 @@ def assign(costs: dict[str, int], count: int) -> dict[str, int]:
 def plan_digest(ids: Iterable[str]) -> str:
     """Identity of a whole plan: its request ids in sorted order."""
     return stable_hash(sorted(ids), 32)
+
+
+# The parts of a plan's contents, as merge names them when two shards differ in one.
+PLAN_PARTS = {"items": "the items as loaded", "prompts": "the prompts asked",
+              "videos": "the videos' contents", "requests": "the requests (sampling, options, answer budget)"}
+
+
+def _as_loaded(item: Item) -> dict:
+    return {**item.describe(), "prompt": item.prompt, "target_position": item.target_position,
+            "labels": list(item.labels), "joined": item.joined_video.to_json() if item.joined_video else None}
+
+
+def plan_contents(planned: Sequence[tuple[Item, PlannedRequest]], protocol: str | None,
+                  fingerprint: str | None) -> dict[str, str]:
+    """Digests of everything the whole plan asks, part by part (``PLAN_PARTS``), and one of it
+    all with the protocol and the model's fingerprint. Request ids name the questions, not their
+    wording: shards with the same ids may still ask in other words (another timefoil, an edited
+    annotation file), and only these digests tell."""
+    items = {item.id: item for item, _ in planned}
+    asked = sorted((p for _, p in planned), key=lambda p: p.id)
+    parts = {
+        "items": stable_hash([_as_loaded(items[i]) for i in sorted(items)], 32),
+        "prompts": stable_hash([[p.id, p.request.system, p.request.text] for p in asked], 32),
+        "videos": stable_hash([[p.id, content_key(p.request.video) if p.request.video else None] for p in asked], 32),
+        "requests": stable_hash([[p.id, p.request.key(), p.info, p.expected] for p in asked], 32),
+    }
+    return {"digest": stable_hash([protocol, fingerprint, parts], 32), **parts}
 
 
 def video_batches(keys: list[str], requests: dict[str, Request], batch_size: int,

@@ -271,15 +271,26 @@ class ResponseCache:
         found: dict[str, dict] = {}
         if self.db is None:
             return found
+        unreadable = 0
         try:
             for start in range(0, len(keys), 500):
                 chunk = keys[start:start + 500]
                 rows = self.db.execute(
                     f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-                found.update((k, json.loads(v)) for k, v in rows)
+                for key, value in rows:
+                    try:
+                        found[key] = json.loads(value)
+                    except (ValueError, TypeError):
+                        found[key] = None
+                    if not isinstance(found[key], dict):  # written by something else: asked again
+                        del found[key]
+                        unreadable += 1
         except sqlite3.Error as exc:
             self._step_aside(exc)
             return {}
+        if unreadable:
+            print(f"timefoil: the response cache {self.path} holds {unreadable} stored answers that are not "
+                  "timefoil's JSON; asking those again (their entries are replaced)", file=sys.stderr)
         return found
 
     def put_many(self, values: dict[str, dict]) -> None:

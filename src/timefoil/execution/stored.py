@@ -5,12 +5,12 @@ runner.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from typing import Any
 
 from ..benchmarks import BENCHMARKS, get_benchmark
+from ..core.jsonfiles import UnreadableFile, read_json
 from ..measures.stats import MetricValue
 from ..protocols.readings import MEANT, READINGS
 from ..scoring import ScoreReport, beside, score_records
@@ -23,10 +23,13 @@ def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if not os.path.exists(config_path):
         raise RunError(f"{run_dir} is not a run directory (no {CONFIG})")
     try:
-        with open(config_path, encoding="utf-8") as handle:
-            meta = json.load(handle)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RunError(f"{config_path}: not a readable run configuration ({exc})") from None
+        meta = read_json(config_path, "run configuration")
+    except UnreadableFile as exc:
+        raise RunError(str(exc)) from None
+    config = meta.get("config")
+    if not isinstance(config, dict) or not {"benchmark", "model", "protocol"} <= set(config):
+        raise RunError(f"{config_path}: not a readable run configuration (no 'config' naming its benchmark, model "
+                       "and protocol)")
     log = RunLog(run_dir)
     records = log.read()
     meta["corrupt_lines"] = log.corrupt
@@ -36,12 +39,14 @@ def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def _elsewhere(run_dir: str) -> dict[str, int]:
     """A shard's items with requests on other shards: item id -> how many are there."""
+    path = os.path.join(run_dir, SHARD)
     try:
-        with open(os.path.join(run_dir, SHARD), encoding="utf-8") as handle:
-            part = json.load(handle)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RunError(f"{os.path.join(run_dir, SHARD)}: not readable ({exc})") from None
-    elsewhere = part.get("elsewhere", {}) if isinstance(part, dict) else {}
+        part = read_json(path, "shard plan")
+    except FileNotFoundError:
+        raise RunError(f"{path}: missing (a shard's run directory holds its shard.json)") from None
+    except UnreadableFile as exc:
+        raise RunError(str(exc)) from None
+    elsewhere = part.get("elsewhere", {})
     return {str(k): int(v) for k, v in elsewhere.items()} if isinstance(elsewhere, dict) else {}
 
 

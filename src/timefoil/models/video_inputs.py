@@ -26,7 +26,6 @@ were made with the official processors; the tests hold this module to them.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
@@ -34,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
+
+from ..core.jsonfiles import read_json as read_json_file
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 OPENAI_CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
@@ -66,8 +67,7 @@ def read_json(path: str, filename: str, revision: str | None = None) -> dict | N
     full = model_file(path, filename, revision)
     if full is None:
         return None
-    with open(full, encoding="utf-8") as handle:
-        return json.load(handle)
+    return read_json_file(full, "model configuration file")
 
 
 def processor_settings(path: str, revision: str | None = None, entry: str = "video_processor") -> tuple[dict, dict]:

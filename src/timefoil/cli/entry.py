@@ -1,0 +1,38 @@
+"""The ``timefoil`` command as a process: Ctrl-C at any moment ends it with exit status 130 and
+one line, never a traceback.
+
+Nothing of timefoil's own is imported before the handler is in place: the commands bring in
+numpy and the benchmarks, which takes most of a second, and an interrupt during those imports
+is as much the user's Ctrl-C as one during a run. (``timefoil`` and ``timefoil.cli`` import
+nothing when they load, so ``python -m timefoil.cli`` reaches this handler at once too.)"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
+SAID = ("timefoil: interrupted (Ctrl-C); a run keeps every answer it recorded and resumes from there "
+        "when the same command is run again")
+
+
+class Interrupted(BaseException):
+    """Ctrl-C inside a command, carried past click (whose own handling says "Aborted!" and
+    exits 1) to ``run``. Not an Exception, so no ``except Exception`` on the way stops it."""
+
+
+def run() -> None:
+    try:
+        from . import main  # the commands, and through them everything they import
+
+        main()
+    except (KeyboardInterrupt, Interrupted):
+        # a second Ctrl-C while this one is being said ends the process at once, still quietly
+        signal.signal(signal.SIGINT, lambda *_: os._exit(INTERRUPTED))
+        print(SAID, file=sys.stderr)
+        # An interrupt inside exec() of a string (dataclasses make their methods so, on import)
+        # leaves CPython's "unhandled KeyboardInterrupt" flag set even though it was handled
+        # here, and the interpreter would then end itself by SIGINT at exit (status -2, not
+        # 130). Each exec of a string starts by clearing that flag.
+        exec("pass")
+        sys.exit(INTERRUPTED)
