@@ -13,7 +13,9 @@ from ..core.hashing import stable_hash
 from ..models import Model, load_model
 from ..core.redaction import redact
 from ..models.requests import Answer, Request
+from ..execution.answering import Answerer
 from ..execution.store import RESPONSES, ResponseCache
+from ..video.frames import FrameStore
 
 
 class Asker:
@@ -25,6 +27,7 @@ class Asker:
         self.fingerprint = self.model.fingerprint()
         self.cache_path = os.path.join(cache_dir, RESPONSES)
         self.asked = self.cached = 0
+        self.answerer = Answerer(self.model, FrameStore())  # text-only questions: no frame is ever asked for
 
     def _key(self, request: Request) -> str:
         return stable_hash([stable_hash(self.fingerprint), request.key()], 40)
@@ -60,7 +63,7 @@ class Asker:
             try:
                 for arrived in stream(requests, _no_frames):
                     done.update(k for k, _ in arrived)
-                    yield arrived
+                    yield [(k, self.answerer.checked(requests[k], answer)) for k, answer in arrived]
             except Exception as exc:  # the stream broke: the rest are asked in batches below
                 print(f"timefoil: {self.spec} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
                       "asking the rest in batches", file=sys.stderr)
@@ -71,12 +74,9 @@ class Asker:
             yield list(zip(chunk, self._answer([requests[k] for k in chunk])))
 
     def _answer(self, requests: list[Request]) -> list[Answer]:
-        try:
-            return self.model.answer(requests, _no_frames)
-        except Exception as exc:  # one failing batch: each request on its own, failures recorded
-            if len(requests) > 1:
-                return [self._answer([r])[0] for r in requests]
-            return [Answer(error=redact(f"model error: {type(exc).__name__}: {exc}"))]
+        """Checked as a run checks them (one Answer per request, finite numbers, what the kind
+        is read from); a failing batch is asked again request by request, failures recorded."""
+        return self.answerer.ask(requests)
 
 
 def _no_frames(video, sampling):

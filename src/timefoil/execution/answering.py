@@ -67,10 +67,7 @@ class Answerer:
 
     def checked(self, request: Request, answer) -> Answer:
         """The answer, or the error saying what is wrong with it: every answer passes here."""
-        problem = answer_problem(answer, request)
-        if problem is None:
-            return answer
-        return Answer(error=redact(f"model error: {self.model.name}.{METHOD_PREFIX}{request.kind} returned {problem}"))
+        return checked(self.model, request, answer)
 
     def _ask_one(self, request: Request) -> Answer:
         try:
@@ -116,3 +113,11 @@ class Answerer:
     def _entry(self, key: str, request: Request, answer: Answer) -> Entry:
         frames, video_error = self.frame_info(request)
         return key, Answer(error=video_error) if video_error else self.checked(request, answer), frames
+
+
+def checked(model: Model, request: Request, answer) -> Answer:
+    """``answer`` if it is a valid reply to ``request``, else the model error saying what is wrong."""
+    problem = answer_problem(answer, request)
+    if problem is None:
+        return answer
+    return Answer(error=redact(f"model error: {model.name}.{METHOD_PREFIX}{request.kind} returned {problem}"))

@@ -6,6 +6,8 @@ from typing import Sequence
 
 from ..core.items import Item
 from ..models.base import Model
+from ..models.checks import check_reply
+from .answering import checked
 from ..protocols import PlanContext, Prompts, get_protocol
 from .plan import by_content
 from .records import records_for
@@ -20,7 +22,9 @@ def answer_offline(items: Sequence[Item], protocol: str, model: Model, *, prompt
     context = PlanContext(prompts=prompts, sampling=sampling, order_policy=order_policy, seed=seed)
     by_key, requests = by_content(chosen.plan(items, context))
     keys = list(by_key)
-    answers = model.answer([requests[k] for k in keys], frames)
+    asked = [requests[k] for k in keys]
+    answers = check_reply(model.answer(asked, frames), len(asked), f"{model.name}.answer")
+    answers = [checked(model, request, answer) for request, answer in zip(asked, answers)]
     records = []
     for key, answer in zip(keys, answers):
         records += records_for(by_key[key], answer, {}, key, chosen)
