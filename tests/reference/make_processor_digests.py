@@ -62,7 +62,10 @@ def model_card(processor, frames, captions: list[str], mode: str, start: float) 
     kwargs = {"padding": True}
     if mode == "video":
         # the frames' real metadata: their indices at the sampling rate, so a processor that
-        # writes times (index / fps) writes when they were taken; no sampling on top of timefoil's
+        # writes times (index / fps) writes when they were taken; no sampling on top of timefoil's.
+        # Not the source clip's frame count and rate: transformers takes the rate as frames /
+        # total * fps, true only for frames spread over the whole clip, so frames taken at 0.8 fps
+        # from an 11 s clip would be told 0.82 fps (Qwen2.5-VL: 2.44 s per grid for 2.5)
         first = round(start * FPS)
         metadata = {"total_num_frames": len(frames), "fps": FPS,
                     "frames_indices": list(range(first, first + len(frames)))}
