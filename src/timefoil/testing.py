@@ -200,15 +200,16 @@ def write_processor_files(path, family: str, tokenizer, video: dict | None = Non
     return str(path)
 
 
-def tiny_vlm(path, family: str, texts, seed: int = 0, hidden: int = 32, layers: int = 2):
+def tiny_vlm(path, family: str, texts, seed: int = 0, hidden: int = 32, layers: int = 2, adds_bos: bool = False):
     """A tiny random video LLM of ``family`` (a name in timefoil.models.families.FAMILIES) saved
-    with its tokenizer, processor configuration and chat template; vision inputs are kept small."""
+    with its tokenizer, processor configuration and chat template; vision inputs are kept small.
+    ``adds_bos``: its tokenizer adds its begin token, as vlm_tokenizer's does."""
     import torch
 
     from .models.families import FAMILIES
 
     recipe = FAMILIES.find(family).tiny
-    tokenizer = vlm_tokenizer(texts, family)
+    tokenizer = vlm_tokenizer(texts, family, adds_bos=adds_bos)
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in recipe.special_tokens}
     text = dict(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
                 num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,

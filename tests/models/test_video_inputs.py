@@ -1,11 +1,15 @@
-"""timefoil's own video LLM inputs equal the official transformers processors' bit for bit.
+"""timefoil's own video LLM inputs equal the model card's path bit for bit.
 
-The digests in data/processor_digests.json were made once with the official processors in an
-environment with torchvision (tests/reference/make_processor_digests.py says how); here they
-are recomputed with torch alone. Where torchvision imports, a second test compares live.
+The digests in data/processor_digests.json were made once, in an environment with torchvision
+(tests/reference/make_processor_digests.py says how), by the path a model card gives:
+``processor.apply_chat_template(messages, tokenize=True, return_dict=True)`` with the frames in
+the messages, padding on the left, with tokenizers that add their begin token where the real
+one does. Each case is one prompt or a batch of two prompts of different token lengths; here
+each is recomputed with torch alone. Where torchvision imports, a second test compares live.
 """
 import json
 import os
+from contextlib import nullcontext
 
 import pytest
 
@@ -31,35 +35,63 @@ WORDS = ["Does the video entail the caption a man opens the door"]
 
 @pytest.fixture(scope="module")
 def setups(tmp_path_factory):
+    """Per family: the tokenizer (padding on the left, its begin token added as the family's real
+    tokenizer does), timefoil's builder and the folder holding the processor files."""
     out = {}
-    for family in FAMILIES:
+    for family, spec in FAMILIES.items():
         folder = tmp_path_factory.mktemp(family)
-        tokenizer = vlm_tokenizer(WORDS, family)
+        tokenizer = vlm_tokenizer(DIGESTS["words"], family, adds_bos=spec.tiny.adds_bos)
+        tokenizer.padding_side = "left"
         write_processor_files(folder, family, tokenizer)
         out[family] = (tokenizer, build_vision(family, str(folder), tokenizer), str(folder))
     return out
 
 
-def _prompt(tokenizer, parts):
-    return vlm_prompt(tokenizer, parts, WORDS[0])
+def _prompt(tokenizer, parts, text=WORDS[0]):
+    return vlm_prompt(tokenizer, parts, text)
+
+
+def _case_inputs(case):
+    """The frames of a case and, for a video, when they were taken (from ``start`` on at the rate)."""
+    frames = pattern_frames(*case["shape"][:3])
+    fps = DIGESTS["fps"]
+    return frames, Timing(fps, tuple(case["start"] + i / fps for i in range(len(frames))))
 
 
 def _ours(setups, case):
     tokenizer, builder, _ = setups[case["family"]]
-    frames = pattern_frames(*case["shape"][:3])
-    if case["mode"] == "video":
-        return build_batch(builder, tokenizer, [_prompt(tokenizer, [{"type": "video"}])], [frames],
-                           [Timing(DIGESTS["fps"])])
-    return build_batch(builder, tokenizer, [_prompt(tokenizer, [{"type": "image"}] * len(frames))], [frames],
-                       as_images=True)
+    frames, timing = _case_inputs(case)
+    parts = [{"type": "video"}] if case["mode"] == "video" else [{"type": "image"}] * len(frames)
+    texts = [_prompt(tokenizer, parts, caption) for caption in case["captions"]]
+    return build_batch(builder, tokenizer, texts, [frames] * len(texts), [timing] * len(texts),
+                       as_images=case["mode"] == "images")
 
 
-@pytest.mark.parametrize("case", DIGESTS["cases"], ids=lambda c: f"{c['family']}-{c['mode']}-{c['shape']}")
-def test_inputs_equal_the_official_processor_digests(setups, case):
+def _name(case):
+    return f"{case['family']}-{case['mode']}-{'x'.join(map(str, case['shape']))}-{len(case['captions'])}prompts"
+
+
+@pytest.mark.parametrize("case", DIGESTS["cases"], ids=_name)
+def test_inputs_equal_the_model_card_digests(setups, case):
     torch.set_num_threads(1)
+    assert case["adds_bos"] == FAMILIES[case["family"]].tiny.adds_bos  # the digests' tokenizer is the tests'
     ours = _ours(setups, case)
+    assert set(ours) == set(case["digests"])  # no input more or fewer than the model card's path gives
     for key, expected in case["digests"].items():
         assert tensor_digest(ours[key]) == expected, key
+
+
+def test_every_input_of_every_family_has_an_unequal_two_prompt_batch(setups):
+    """A batch whose prompts differ in length is where padding and begin tokens go wrong: each
+    family's digests hold one per input it takes, the shorter (second) row padded on the left."""
+    batches = [c for c in DIGESTS["cases"] if len(c["captions"]) == 2]
+    assert {(c["family"], c["mode"]) for c in batches} == {(name, kind) for name, spec in FAMILIES.items()
+                                                           for kind in spec.inputs}
+    for case in batches:
+        assert case["digests"]["attention_mask"]["shape"][0] == 2
+        mask = _ours(setups, case)["attention_mask"]
+        lengths = mask.sum(1).tolist()
+        assert lengths[0] > lengths[1] and mask[1, 0] == 0 and bool(mask[:, -1].all()), _name(case)
 
 
 def test_smart_resize_by_hand():
@@ -121,19 +153,65 @@ def test_configuration_is_read_in_transformers_order(tmp_path):
 
 
 @pytest.mark.skipif(not torchvision_imports(), reason="torchvision does not import here")
-def test_live_against_the_official_processor(setups):
+def test_live_against_the_model_card_path(setups):
+    """Every two-prompt batch, rebuilt by the processor as a model card calls it."""
     from transformers import AutoProcessor
 
-    for case in [c for c in DIGESTS["cases"] if c["mode"] == "video"][:6]:
+    for case in [c for c in DIGESTS["cases"] if len(c["captions"]) == 2]:
         tokenizer, _, folder = setups[case["family"]]
-        official = AutoProcessor.from_pretrained(folder)
-        frames = pattern_frames(*case["shape"][:3])
-        reference = official(text=[_prompt(tokenizer, [{"type": "video"}])], videos=[frames], return_tensors="pt",
-                             video_metadata=[{"total_num_frames": len(frames), "fps": DIGESTS["fps"],
-                                              "frames_indices": list(range(len(frames)))}])
+        processor = AutoProcessor.from_pretrained(folder)
+        processor.tokenizer.padding_side = "left"
+        frames, timing = _case_inputs(case)
+        visual = ([{"type": "video", "video": frames}] if case["mode"] == "video"
+                  else [{"type": "image", "image": frame} for frame in frames])
+        conversations = [[{"role": "user", "content": visual + [{"type": "text", "text": caption}]}]
+                         for caption in case["captions"]]
+        indices = [round(t * timing.sampled_fps) for t in timing.times]
+        kwargs = {"padding": True}
+        if case["mode"] == "video":
+            kwargs.update(do_sample_frames=False, video_metadata=[{
+                "total_num_frames": len(frames), "fps": timing.sampled_fps, "frames_indices": indices}] * 2)
+        reference = processor.apply_chat_template(conversations, tokenize=True, return_dict=True,
+                                                  return_tensors="pt", add_generation_prompt=True,
+                                                  processor_kwargs=kwargs)
         ours = _ours(setups, case)
-        for key in case["digests"]:
-            assert torch.equal(torch.as_tensor(ours[key]), torch.as_tensor(reference[key])), key
+        assert set(ours) == set(reference), _name(case)
+        for key in reference:
+            assert torch.equal(torch.as_tensor(ours[key]), torch.as_tensor(reference[key])), (_name(case), key)
+
+
+def test_the_default_paths_check_compares_an_unequal_batch_input_by_input(tmp_path, monkeypatch):
+    """run.json's preprocess_check on two prompts of different lengths, against Gemma 3's real
+    processor (its PIL image processor loads without torchvision): token ids, attention mask and
+    token types are equal (one begin token, pads on the left); without torchvision only the pixels
+    differ, by PIL's resize. A processor padding on the right, as processors do unless told,
+    differs in the token ids and in the attention mask."""
+    from timefoil.models import hf_inputs
+
+    tokenizer = vlm_tokenizer(WORDS, "gemma3", adds_bos=True)
+    tokenizer.padding_side = "left"
+    write_processor_files(tmp_path, "gemma3", tokenizer)
+    encoder = hf_inputs.InputEncoder(str(tmp_path), "gemma3", tokenizer, vision=True)
+    frames = hf_inputs.frames_of(pattern_frames(2, 40, 50), rate=0.8)
+    texts = [encoder.prompt(WORDS[0], None, 2), encoder.prompt("a man", None, 2)]
+    batch = build_batch(encoder.builder, tokenizer, texts, [frames.array] * 2, as_images=True)
+    assert batch["attention_mask"][1, 0] == 0  # the second prompt is the shorter
+    pixels_only = [] if torchvision_imports() else ["pixel_values"]
+    with pytest.warns(UserWarning, match="differ from the official") if pixels_only else nullcontext():
+        encoder._compare_with_official(texts, [frames, frames], batch)
+    assert encoder.check["compared"] and list(encoder.check["differences"]) == pixels_only
+
+    loaded = hf_inputs.official_processor
+
+    def right_padded(path, revision=None):
+        processor = loaded(path, revision)
+        processor.tokenizer.padding_side = "right"
+        return processor
+
+    monkeypatch.setattr(hf_inputs, "official_processor", right_padded)
+    with pytest.warns(UserWarning, match="differ from the official"):
+        encoder._compare_with_official(texts, [frames, frames], batch)
+    assert {"input_ids", "attention_mask", "token_type_ids"} <= set(encoder.check["differences"])
 
 
 @pytest.mark.parametrize("family, parts", [("gemma3", [{"type": "image"}] * 2),

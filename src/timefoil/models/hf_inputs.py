@@ -155,11 +155,15 @@ class InputEncoder:
             self.check = {"compared": False, "reason": f"{type(exc).__name__}: {exc}"[:300]}
             return
         differences = {}
-        for key, value in reference.items():
-            if key == "attention_mask" or not torch.is_tensor(value):
+        # every input the model is given, the attention mask too: in a batch of unequal prompts it
+        # says which side the pads are on, and an input only one side gives is a difference
+        for key in sorted(set(reference) | set(batch)):
+            value, ours = reference.get(key), batch.get(key)
+            if not (torch.is_tensor(value) or torch.is_tensor(ours)):
                 continue
-            ours = batch.get(key)
-            if ours is None or tuple(ours.shape) != tuple(value.shape):
+            if value is None:
+                differences[key] = "not among the official processor's inputs"
+            elif not (torch.is_tensor(ours) and torch.is_tensor(value)) or tuple(ours.shape) != tuple(value.shape):
                 differences[key] = "missing or of another shape"
             elif not torch.equal(ours, value):
                 differences[key] = float((ours.double() - value.double()).abs().max())

@@ -22,7 +22,8 @@ module holds what the families share; each family's own steps (its ``VisionBuild
 Configuration is read in transformers' order: ``processor_config.json`` (entry
 ``video_processor``), ``video_preprocessor_config.json``, ``preprocessor_config.json``, with
 the class defaults for what is absent. The digests in ``tests/data/processor_digests.json``
-were made with the official processors; the tests hold this module to them.
+were made by the model card's path (the processor's ``apply_chat_template(tokenize=True)``),
+batches of unequal prompts included; the tests hold this module to them.
 """
 from __future__ import annotations
 

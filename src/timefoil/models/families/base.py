@@ -35,6 +35,9 @@ class TinyRecipe:
     # tokens the tokenizer names as attributes (tokenizer_config.json's extra_special_tokens), which the
     # official processor reads (e.g. InternVL's start_image_token)
     named_tokens: dict = field(default_factory=dict)
+    # whether the family's real tokenizer puts its begin token before a text it tokenises with special
+    # tokens (Llama's and Gemma's do, Qwen's has none): the reference tokenizers copy it
+    adds_bos: bool = False
 
 
 @dataclass(frozen=True)

@@ -102,4 +102,5 @@ GEMMA3 = FamilySpec(
                          "image_processor_type": "Gemma3ImageProcessor"},
         processor={"processor_class": "Gemma3Processor", "image_seq_length": 256},
         model=tiny_model, small_image={"size": {"height": 32, "width": 32}}, small_processor={"image_seq_length": 4},
-        special_tokens=TINY_SPECIAL + (BEGIN_IMAGE, END_IMAGE, SOFT_TOKEN) + TURN_TOKENS, named_tokens=NAMED_TOKENS))
+        special_tokens=TINY_SPECIAL + (BEGIN_IMAGE, END_IMAGE, SOFT_TOKEN) + TURN_TOKENS, named_tokens=NAMED_TOKENS,
+        adds_bos=True))

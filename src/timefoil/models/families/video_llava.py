@@ -44,4 +44,4 @@ VIDEO_LLAVA = FamilySpec(
                    "vision_feature_select_strategy": "default", "num_additional_image_tokens": 1,
                    "video_token": "<video>", "image_token": "<image>"},
         model=tiny_model, small_video={"size": {"shortest_edge": 32}, "crop_size": {"height": 32, "width": 32}},
-        small_processor={"patch_size": 8}))
+        small_processor={"patch_size": 8}, adds_bos=True))
