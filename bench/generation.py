@@ -1,6 +1,6 @@
 """Where a local video LLM's time goes when it answers choice questions with generation.
 
-A compute-bound random Qwen2-VL (Qwen2-0.5B's width, ``--layers`` deep, a narrow one-layer
+A compute-bound random Qwen2-VL (Qwen2-0.5B's width and vocabulary, ``--layers`` deep, a narrow one-layer
 vision tower, 8 frames of a 480p clip: about 1,200 vision tokens a video) answers a
 VITATECS-shaped workload: each video with its caption against ``--pairs`` counterfactuals, both
 option orders, so 2 x pairs questions share a video; answers of at most ``--max-tokens``
@@ -48,7 +48,10 @@ def build(path: str, texts: list[str], layers: int) -> None:
 
     tokenizer = vlm_tokenizer(texts, "qwen2_vl")
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in FAMILIES["qwen2_vl"].tiny.special_tokens}
-    text = dict(vocab_size=len(tokenizer), hidden_size=896, intermediate_size=4864, num_hidden_layers=layers,
+    # Qwen2-0.5B's vocabulary too (the rows past the test tokenizer's words are never asked for):
+    # projecting every prompt token onto 152k logits is a cost a real run pays unless it is avoided
+    text = dict(vocab_size=151936, tie_word_embeddings=True, hidden_size=896, intermediate_size=4864,
+                num_hidden_layers=layers,
                 num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768,
                 pad_token_id=tokenizer.pad_token_id, bos_token_id=None, eos_token_id=tokenizer.eos_token_id,
                 rope_parameters={"rope_type": "default", "mrope_section": [8, 12, 12], "rope_theta": 1e6})

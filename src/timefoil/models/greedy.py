@@ -29,7 +29,15 @@ class Continuation:
 def cache_keyword(model) -> str:
     """The forward's name for the KV cache: ``cache`` in transformers 5.24 and later, where
     ``past_key_values`` is deprecated (and warns), ``past_key_values`` before."""
-    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    return "cache" if "cache" in inspect.signature(type(model).forward).parameters else "past_key_values"
+
+
+def kept_logits(model, positions: int) -> dict:
+    """The forward argument that computes logits at the last ``positions`` tokens only, where
+    the model takes it: the rest would cost a vocabulary-wide projection of every prompt token
+    (1,600 x 152k floats, a gigabyte, for a Qwen2-VL prompt with a video)."""
+    return {"logits_to_keep": positions} if "logits_to_keep" in inspect.signature(type(model).forward).parameters \
+        else {}
 
 
 def cache_of(output):
@@ -101,4 +109,4 @@ def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int
         logits = output.logits[:, -1].float()
 
 
-__all__ = ["Continuation", "STOPS", "cache_keyword", "cache_of", "continue_greedy", "end_ids"]
+__all__ = ["Continuation", "STOPS", "cache_keyword", "cache_of", "continue_greedy", "end_ids", "kept_logits"]

@@ -34,7 +34,7 @@ from ..core.hashing import file_hash, stable_hash
 from .requests import Answer, Request
 from ..video.frames import Frames
 from .base import FrameSource, Model, RanksBySimilarity
-from .greedy import Continuation, cache_keyword, cache_of, continue_greedy
+from .greedy import Continuation, cache_keyword, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
 from .video_inputs import _torch
 
@@ -282,16 +282,19 @@ class HFGenerative(RanksBySimilarity, Model):
         texts = [p + c for p, c in prompts]
         batch = self._encode(texts, [video] * len(texts) if video is not None else None)
         batch["position_ids"] = self.inputs.positions(self.model, batch)
-        output = self.model(**batch, use_cache=bool(asks))
+        captions = [len(self.tokenizer.encode(c, add_special_tokens=False)) if c else 0 for _, c in prompts]
+        # left padded: every row ends at the batch's last token, so the last positions are every
+        # row's (a caption's tokens and the one before them, or the next-token distribution)
+        output = self.model(**batch, use_cache=bool(asks), **kept_logits(self.model, max(captions) + 1))
         logits = output.logits.float()
         self.stats["forward_tokens"] += int(batch["attention_mask"].sum())
-        if asks:  # left padded: every row's last token is the batch's last
+        if asks:
             self._continue(asks, said, Continuation(logits[:, -1], cache_of(output), batch["attention_mask"],
                                                     batch["position_ids"][..., -1] + 1))
         logprobs = torch.log_softmax(logits, dim=-1)
         rows = []
         for b, (prompt, caption) in enumerate(prompts):
-            n_caption = len(self.tokenizer.encode(caption, add_special_tokens=False)) if caption else 0
+            n_caption = captions[b]
             if n_caption:
                 ids = batch["input_ids"][b, -n_caption:]
                 scores = logprobs[b, -n_caption - 1:-1].gather(-1, ids[:, None]).squeeze(-1)
@@ -332,7 +335,7 @@ class HFGenerative(RanksBySimilarity, Model):
         # the prefix's tokens keep their types (Gemma 3's image tokens attend both ways within
         # an image); the suffix, text only, needs none
         prefix_inputs.update({k: types[:, :shared] for k, types in token_types.items()})
-        cache = cache_of(self.model(**prefix_inputs, use_cache=True))
+        cache = cache_of(self.model(**prefix_inputs, use_cache=True, **kept_logits(self.model, 1)))
         self.stats["forward_tokens"] += shared
         self.stats["prefix_hits"] += len(prompts) - 1
         rows: list[tuple[Any, float | None] | None] = [None] * len(prompts)
