@@ -143,5 +143,5 @@ def test_rows_stop_at_end_of_sequence_their_budget_or_their_first_line_and_leave
     assert [why for _, why in said] == ["eos", "max_tokens", "line", "max_tokens"]
     assert [tokenizer.decode(tokens, skip_special_tokens=True).strip() for tokens, _ in said] == [
         "B", "the answer is B", "B", "yes yes yes"]
-    assert model.batches == [4, 2, 1]  # rows leave as they finish: rows 0 and 2 after the second step, 3 after the third
+    assert model.batches == [4, 2, 1]  # rows leave as they finish: 0 and 2 after the second step, 3 after the third
     assert fed == sum(model.batches)

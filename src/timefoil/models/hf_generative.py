@@ -351,14 +351,21 @@ class HFGenerative(RanksBySimilarity, Model):
                 ids[b, :len(s)] = s
                 mask[b, :shared + len(s)] = 1
                 where[..., b, :len(s)] = positions[i][..., 0, shared:]
+            # logits only where they are read: each row's caption tokens (predicted from the token
+            # before each) or its next-token distribution, at its own last token
+            read = sorted({p for b, i in enumerate(chunk)
+                           for p in (range(len(suffixes[b]) - 1 - captions[i], len(suffixes[b]) - 1) if captions[i]
+                                     else (len(suffixes[b]) - 1,))})
+            kept = kept_logits(self.model, torch.tensor(read, device=self.device))
+            at = {p: k for k, p in enumerate(read)} if kept else {p: p for p in range(width)}
             batch_cache = _repeat_cache(cache, len(chunk))
             output = self.model(input_ids=ids, attention_mask=mask, use_cache=True, position_ids=where,
                                 cache_position=torch.arange(shared, shared + width, device=self.device),
-                                **{cache_keyword(self.model): batch_cache})
+                                **{cache_keyword(self.model): batch_cache}, **kept)
             logits = output.logits
             self.stats["forward_tokens"] += sum(len(s) for s in suffixes)
             if asks:  # each row's answer goes on from its own last token, at its own next position
-                lasts = torch.tensor([len(s) - 1 for s in suffixes], device=self.device)
+                lasts = torch.tensor([at[len(s) - 1] for s in suffixes], device=self.device)
                 following = torch.stack([positions[i][..., 0, -1] + 1 for i in chunk], dim=-1)
                 went_on: list = []
                 self._continue([asks[i] for i in chunk], went_on,
@@ -370,12 +377,12 @@ class HFGenerative(RanksBySimilarity, Model):
             for b, i in enumerate(chunk):
                 last = len(suffixes[b]) - 1
                 n = captions[i]
-                if n:
+                if n:  # positions last - n .. last - 1 are consecutive in ``read``
                     token_ids = suffixes[b][last - n + 1:last + 1]
-                    scores = logprobs[b, last - n:last].gather(-1, token_ids[:, None]).squeeze(-1)
+                    scores = logprobs[b, at[last - n]:at[last - n] + n].gather(-1, token_ids[:, None]).squeeze(-1)
                     rows[i] = (None, float(scores.mean()))
                 else:
-                    rows[i] = (logprobs[b, last], None)
+                    rows[i] = (logprobs[b, at[last]], None)
         if asks:
             said += answers
         return rows  # type: ignore[return-value]
