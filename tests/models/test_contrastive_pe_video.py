@@ -3,6 +3,7 @@ loaded by path. Its frame encoder (a timm model, which needs torchvision) is a s
 classifier registered for transformers' timm configuration (``register_frame_encoder_standin``);
 everything around it is transformers' own."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -117,3 +118,34 @@ def test_refusals_are_one_line(tmp_path):
         json.dump({**config, "image_std": None}, handle)
     with pytest.raises(ValueError, match=r"^PE-Video's video processor normalises but names no image_std$"):
         load_model(f"clip:{path}")
+
+
+def test_the_command_line_run_scores_as_the_forward(suite, tmp_path):
+    """``timefoil run`` itself, in a fresh interpreter whose site hook registers the frame-encoder
+    stand-in (no timm there either): no errors, every score the model's own forward's cosine."""
+    from helpers import cli
+
+    texts = [t for item in get_benchmark("synth").load(suite) for t in item.texts]
+    path = tiny_pe_video(tmp_path / "pe", texts)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text("from timefoil.testing import register_frame_encoder_standin\n"
+                                           "register_frame_encoder_standin()\n")
+    done = cli("run", "synth", "--model", f"clip:{path}", "--data", suite, "--protocol", "similarity", "--frames",
+               "3", "--out", str(tmp_path / "run"), "--no-progress",
+               env={"PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")]),
+                    "TIMEFOIL_CACHE": str(tmp_path / "cache")}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = RunLog(str(tmp_path / "run")).read()
+    assert records and all(r["answer"].get("error") is None for r in records)
+    from transformers import AutoModel, AutoTokenizer
+
+    direct, tokenizer = AutoModel.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+    store = FrameStore()
+    for record in records:
+        frames = store.get(VideoRef.from_json(record["request"]["video"]), Sampling(frames=3)).array
+        with torch.no_grad():
+            ids = tokenizer([record["request"]["text"]], return_tensors="pt")
+            out = direct(**ids, pixel_values_videos=official_steps(frames, 32, 32))
+        expected = torch.nn.functional.cosine_similarity(out.video_embeds, out.text_video_embeds)[0]
+        assert record["answer"]["score"] == pytest.approx(float(expected), abs=1e-5)
