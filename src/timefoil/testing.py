@@ -134,16 +134,13 @@ def tiny_xclip(path, texts, seed=0, frames=8):
 
 def register_frame_encoder_standin() -> None:
     """PE-Video's frame encoder is a timm model, and timm cannot be imported without torchvision.
-    Where it is missing, this registers a small torch image classifier for transformers'
-    ``TimmWrapperConfig`` (in this process only), so a tiny PE-Video is built and loaded by the
-    real classes and loading code around it: the temporal encoder, heads and text model."""
+    This registers a small torch image classifier for transformers' ``TimmWrapperConfig`` (in
+    this process only, whether timm is installed or not, so every machine builds the same tiny
+    model), so a tiny PE-Video is built and loaded by the real classes and loading code around
+    it: the temporal encoder, heads and text model."""
     from torch import nn
     from transformers import AutoModelForImageClassification, PreTrainedModel, TimmWrapperConfig
     from transformers.modeling_outputs import ImageClassifierOutput
-    from transformers.utils import is_timm_available
-
-    if is_timm_available():
-        return
 
     class FrameEncoderStandin(PreTrainedModel):
         config_class = TimmWrapperConfig
