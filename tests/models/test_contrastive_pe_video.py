@@ -149,3 +149,19 @@ def test_the_command_line_run_scores_as_the_forward(suite, tmp_path):
             out = direct(**ids, pixel_values_videos=official_steps(frames, 32, 32))
         expected = torch.nn.functional.cosine_similarity(out.video_embeds, out.text_video_embeds)[0]
         assert record["answer"]["score"] == pytest.approx(float(expected), abs=1e-5)
+
+
+def test_texts_of_unequal_length_batched_equal_each_alone_whatever_side_the_tokenizer_pads(tmp_path):
+    """The text embedding is read at the first position; a tokenizer saved padding on the left
+    would put a pad there for the shorter texts of a batch."""
+    path = tiny_pe_video(tmp_path / "pe", ["a red square moves left", "a video"])
+    with open(f"{path}/tokenizer_config.json") as handle:
+        config = json.load(handle)
+    with open(f"{path}/tokenizer_config.json", "w") as handle:
+        json.dump({**config, "padding_side": "left"}, handle)
+    model = load_model(f"clip:{path}")
+    texts = ["a video", "a red square moves left"]
+    with torch.no_grad():
+        batched = model._encode_texts(texts)
+        alone = torch.cat([model._encode_texts([text]) for text in texts])
+    assert torch.allclose(batched, alone, atol=1e-5)

@@ -101,6 +101,7 @@ def load_pe_video(path: str, dtype: str = "float32"):
 
     pixels = PeVideoPixels.read(path)  # a bad configuration is refused before the weights load
     tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer.padding_side = "right"  # the text embedding is read at the first position: never a pad
     try:
         model = AutoModel.from_pretrained(path, dtype=getattr(torch, dtype))
     except ImportError as exc:
