@@ -13,6 +13,10 @@ the fused rescale and normalise. The class sets no defaults but bilinear resampl
 """
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,12 +107,29 @@ def load_pe_video(path: str, dtype: str = "float32"):
     tokenizer = AutoTokenizer.from_pretrained(path)
     tokenizer.padding_side = "right"  # the text embedding is read at the first position: never a pad
     try:
-        model = AutoModel.from_pretrained(path, dtype=getattr(torch, dtype))
+        with _docstring_notices_dropped():
+            model = AutoModel.from_pretrained(path, dtype=getattr(torch, dtype))
     except ImportError as exc:
         reason = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
         raise ImportError(f"PE-Video's frame encoder cannot be built here ({reason}); it is a timm model: "
                           "install timm, which needs a torchvision built for your torch") from None
     return model, PeVideoInputs(path, tokenizer, pixels)
+
+
+@contextlib.contextmanager
+def _docstring_notices_dropped():
+    """transformers 5.24 decorates two functions inside ``PeVideoModel.__init__``, so every model
+    it builds prints a notice for its own developers ("[ERROR] ... is part of ...'s signature, but
+    not documented") on stdout, where a command's output goes. Those lines are dropped; anything
+    else printed while the model loads goes to stderr."""
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(captured):
+            yield
+    finally:
+        for line in captured.getvalue().splitlines():
+            if not re.match(r"\[ERROR\] `\w+` is part of .* but not documented", line):
+                print(line, file=sys.stderr)
 
 
 def _size(value, key: str) -> dict:
