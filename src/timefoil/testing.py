@@ -132,6 +132,72 @@ def tiny_xclip(path, texts, seed=0, frames=8):
     return str(path)
 
 
+def register_frame_encoder_standin() -> None:
+    """PE-Video's frame encoder is a timm model, and timm cannot be imported without torchvision.
+    This registers a small torch image classifier for transformers' ``TimmWrapperConfig`` (in
+    this process only, whether timm is installed or not, so every machine builds the same tiny
+    model), so a tiny PE-Video is built and loaded by the real classes and loading code around
+    it: the temporal encoder, heads and text model."""
+    from torch import nn
+    from transformers import AutoModelForImageClassification, PreTrainedModel, TimmWrapperConfig
+    from transformers.modeling_outputs import ImageClassifierOutput
+
+    class FrameEncoderStandin(PreTrainedModel):
+        config_class = TimmWrapperConfig
+        base_model_prefix = "frame_encoder"
+        main_input_name = "pixel_values"
+
+        def __init__(self, config):
+            super().__init__(config)
+            self.patches = nn.Conv2d(3, 16, kernel_size=8, stride=8)
+            self.head = nn.Linear(16, config.num_labels)
+            self.post_init()
+
+        def forward(self, pixel_values, **kwargs):
+            return ImageClassifierOutput(logits=self.head(self.patches(pixel_values).relu().mean((-2, -1))))
+
+    AutoModelForImageClassification.register(TimmWrapperConfig, FrameEncoderStandin, exist_ok=True)
+
+
+def tiny_pe_video(path, texts, seed=0, size=None):
+    """A tiny PE-Video (``PeVideoModel``: frame encoder, temporal encoder, ModernBERT text model)
+    with a word-level tokenizer and a video processor configuration written as the official
+    processor saves it (``size``: its resize, 32x32 by default). The frame encoder's timm
+    configuration keeps two labels: transformers does not keep another count across a reload."""
+    import json
+    import os
+
+    import torch
+    from transformers import PeVideoConfig, PeVideoModel
+
+    register_frame_encoder_standin()
+    tokenizer = word_tokenizer(texts)
+    text = dict(model_type="modernbert", vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64,
+                pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+                eos_token_id=tokenizer.eos_token_id, cls_token_id=tokenizer.bos_token_id,
+                sep_token_id=tokenizer.eos_token_id)
+    video = dict(vision_config=dict(architecture="tiny_frame_encoder"), hidden_size=32, intermediate_size=64,
+                 num_hidden_layers=2, num_attention_heads=2, head_dim=16)
+    torch.manual_seed(seed)
+    model = PeVideoModel(PeVideoConfig(text_config=text, video_config=video))
+    with torch.no_grad():  # the released scale and bias are learnt; zeros would hide a wrong formula
+        model.text_video_logit_scale.fill_(10.0)
+        model.text_video_logit_bias.fill_(-2.0)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    processor = {"video_processor_type": "PeVideoVideoProcessor", "processor_class": "PeVideoProcessor",
+                 "do_resize": True, "size": size or {"height": 32, "width": 32}, "resample": 2,
+                 "do_rescale": True, "rescale_factor": 1 / 255, "do_normalize": True,
+                 "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "do_convert_rgb": True,
+                 "do_sample_frames": True, "num_frames": 16}
+    with open(os.path.join(path, "video_preprocessor_config.json"), "w", encoding="utf-8") as handle:
+        json.dump(processor, handle, indent=2)
+    with open(os.path.join(path, "processor_config.json"), "w", encoding="utf-8") as handle:
+        json.dump({"processor_class": "PeVideoProcessor"}, handle, indent=2)
+    return str(path)
+
+
 # -- tiny video LLMs: each family's recipe is its FamilySpec.tiny (timefoil.models.families) ----------
 
 

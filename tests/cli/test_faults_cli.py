@@ -1,5 +1,6 @@
 """Fault rows: command-line values that used to slip through, shards of items that show two
 videos, models whose extra is not installed, and Ctrl-C at any moment of a command."""
+import importlib.util
 import json
 import os
 import re
@@ -162,6 +163,30 @@ FAULTS += [
           r"temporalbench, vitatecs, velociti, vilma", still_scored),
     Fault("reading that is no rule", lambda t: ["score", stored_synth_run(t), "--reading", "lenient"], 2,
           r"'lenient' is not one of 'meant', 'released'", still_scored),
+]
+
+
+def pe_video_run(tmp_path, **processor) -> list[str]:
+    """A run of a tiny PE-Video folder whose video processor configuration has ``processor``
+    merged in. The subprocess has no timm (nor torchvision) and no stand-in for it."""
+    from timefoil.testing import tiny_pe_video
+
+    path = tiny_pe_video(tmp_path / "pe", ["a", "video"])
+    with open(os.path.join(path, "video_preprocessor_config.json"), encoding="utf-8") as handle:
+        config = json.load(handle)
+    with open(os.path.join(path, "video_preprocessor_config.json"), "w", encoding="utf-8") as handle:
+        json.dump({**config, **processor}, handle)
+    return run_args(tmp_path, "--model", f"clip:{path}", "--protocol", "similarity")
+
+
+FAULTS += [] if importlib.util.find_spec("transformers") is None else [  # the tiny model is built by transformers
+    *([] if importlib.util.find_spec("timm") else [  # where timm imports, the frame encoder is built
+        Fault("PE-Video whose timm frame encoder cannot be built", pe_video_run, 1,
+              r"PE-Video's frame encoder cannot be built here \(.*timm.*\); it is a timm model: install timm, "
+              r"which needs a torchvision built for your torch$", nothing_written)]),
+    Fault("PE-Video processor size of no known shape", lambda t: pe_video_run(t, size={"longest_edge": 32}), 1,
+          r"PE-Video's video processor size must be an integer, height and width, or shortest_edge; got "
+          r"\{'longest_edge': 32\}$", nothing_written),
 ]
 
 

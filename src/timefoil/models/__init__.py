@@ -127,7 +127,7 @@ MODELS: Registry[ModelLoader] = Registry("model", [
     ModelLoader("constant", _typed(ConstantModel), "first option, always Yes, equal scores"),
     ModelLoader("bag-of-frames", _typed(BagOfFramesModel),
                 "order-blind colour features: ties on order/direction/state pairs"),
-    ModelLoader("clip", _clip, "clip:<hub id or folder>: CLIP, SigLIP, SigLIP 2, X-CLIP or BLIP-2 "
+    ModelLoader("clip", _clip, "clip:<hub id or folder>: CLIP, SigLIP, SigLIP 2, X-CLIP, PE-Video or BLIP-2 "
                                   "matching through transformers (timefoil[hf])"),
     ModelLoader("openclip", _openclip, "openclip:<arch>:<pretrained>: an open_clip model (timefoil[openclip])"),
     ModelLoader("openai", _openai, "openai:<model>@<base url>: any OpenAI-compatible server; key from "

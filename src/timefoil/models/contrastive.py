@@ -1,11 +1,12 @@
-"""Contrastive encoders: transformers CLIP / SigLIP / SigLIP 2 / X-CLIP, open_clip, and
-BLIP-2 image-text matching (see blip2.py).
+"""Contrastive encoders: transformers CLIP / SigLIP / SigLIP 2 / X-CLIP / PE-Video, open_clip,
+and BLIP-2 image-text matching (see blip2.py).
 
 Each unique (video content, sampling) and each unique text is encoded once per model
 instance (so once per run). A video embedding is the mean of its L2-normalised frame
-embeddings, normalised again; similarity is the cosine, the model's own logit
-(scale * cosine + bias) with ``score=logit``, or a SigLIP model's match probability
-(the logit's sigmoid) with ``score=sigmoid``, SigLIP 2's default.
+embeddings, normalised again (X-CLIP and PE-Video embed the whole clip: see pe_video.py);
+similarity is the cosine, the model's own logit (scale * cosine + bias) with ``score=logit``,
+or a SigLIP model's match probability (the logit's sigmoid) with ``score=sigmoid``, SigLIP 2's
+default.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..video.frames import content_key
 from .base import FrameSource, Model, ranks_of
 from .blip2 import BLIP2_SCORES, BLIP2_TYPES, Blip2Matcher, load_blip2_retrieval
 from .hf_generative import weights_fingerprint
+from .pe_video import PE_VIDEO_TYPES, load_pe_video, text_embeddings, video_embedding
 
 EMBEDDING_SCORES = ("cosine", "logit", "sigmoid")
 
@@ -52,6 +54,9 @@ class Contrastive(Model):
             self.matcher = Blip2Matcher(self.model, processor, self.score_kind, self.device, self.batch_size)
         else:
             self.score_kind = score or ("sigmoid" if self.kind == "siglip2" else "cosine")
+            if self.kind in PE_VIDEO_TYPES and self.score_kind != "cosine":
+                # its forward's logit multiplies unnormalised embeddings: not the cosine's scale
+                raise ValueError(f"score={self.score_kind} is not offered for PE-Video; it scores cosine")
             if self.score_kind not in EMBEDDING_SCORES:
                 raise ValueError(f"score={self.score_kind} is for BLIP-2; this {self.kind} model scores with "
                                  f"{', '.join(EMBEDDING_SCORES)}")
@@ -66,6 +71,10 @@ class Contrastive(Model):
     def fingerprint(self) -> dict:
         backend = "openclip" if self.backend == "openclip" else getattr(
             getattr(self.processor, "image_processor", None), "backend", "pil")
+        if self.kind in PE_VIDEO_TYPES:
+            return {"name": self.name, "weights": weights_fingerprint(self.path), "dtype": self.dtype,
+                    "score": self.score_kind, "image_backend": "timefoil",
+                    "pixels": self.processor.pixels.fingerprint(), "pooling": "whole clip"}
         return {"name": self.name, "pretrained": self.pretrained, "weights": weights_fingerprint(self.path),
                 "dtype": self.dtype, "score": self.score_kind, "image_backend": backend,
                 "pooling": "mean of frame scores" if self.matcher else "mean"}
@@ -80,6 +89,10 @@ class Contrastive(Model):
             pixels = self.processor(videos=[list(frames)], return_tensors="pt")["pixel_values"].to(self.device)
             return torch.nn.functional.normalize(_features(self.model.get_video_features(pixel_values=pixels))[0],
                                                  dim=-1)
+        if self.kind in PE_VIDEO_TYPES:  # every frame at once: the temporal encoder pools the clip
+            self.stats["frames_encoded"] += len(frames)
+            pixels = self.processor.pixels(frames).to(self.device, self.model.dtype)
+            return torch.nn.functional.normalize(video_embedding(self.model, pixels)[0].float(), dim=-1)
         parts = []
         for start in range(0, len(frames), self.batch_size):
             chunk = list(frames[start:start + self.batch_size])
@@ -110,7 +123,8 @@ class Contrastive(Model):
                 padding = "max_length" if self.kind.startswith("siglip") else True
                 batch = self.processor(text=chunk, return_tensors="pt", padding=padding, truncation=True)
                 batch = {k: v.to(self.device) for k, v in batch.items() if k in ("input_ids", "attention_mask")}
-                feats = _features(self.model.get_text_features(**batch))
+                feats = (text_embeddings(self.model, **batch) if self.kind in PE_VIDEO_TYPES
+                         else _features(self.model.get_text_features(**batch)))
             parts.append(torch.nn.functional.normalize(feats.float(), dim=-1))
         return torch.cat(parts)
 
@@ -200,10 +214,12 @@ def load_hf_contrastive(path: str, dtype: str = "float32"):
     from ..core.weights import quiet_transformers
 
     quiet_transformers()
+    config = AutoConfig.from_pretrained(path)
+    if config.model_type in PE_VIDEO_TYPES:  # no processor: its video processor needs torchvision
+        return load_pe_video(path, dtype)
     # The PIL image processors on every machine: where torchvision is installed transformers
     # would switch to its torchvision ones, whose pixels differ by up to 1/255.
     processor = AutoProcessor.from_pretrained(path, backend="pil")
-    config = AutoConfig.from_pretrained(path)
     if config.model_type in BLIP2_TYPES:  # AutoModel would give the generative BLIP-2, with no matching head
         return load_blip2_retrieval(path, config, getattr(torch, dtype)), processor
     return AutoModel.from_pretrained(path, dtype=getattr(torch, dtype)), processor
