@@ -29,11 +29,13 @@ def torchvision_imports() -> bool:
     return True
 
 
-def official_processor(path: str, revision: str | None = None):
+def official_processor(path: str, revision: str | None = None, trust_remote_code: bool = False):
     from transformers import AutoProcessor
 
+    kwargs = {**({"revision": revision} if revision else {}),
+              **({"trust_remote_code": True} if trust_remote_code else {})}
     try:
-        processor = AutoProcessor.from_pretrained(path, **({"revision": revision} if revision else {}))
+        processor = AutoProcessor.from_pretrained(path, **kwargs)
     except ImportError as exc:
         # transformers' message runs over several lines: keep its first sentence
         reason = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
@@ -50,12 +52,13 @@ class InputEncoder:
     """Prompts and batches for one model: text-only (tokenizer) or a video LLM."""
 
     def __init__(self, path: str, model_type: str, tokenizer, *, vision: bool, revision: str | None = None,
-                 preprocess: str = "timefoil", video_as: str = "auto", processor=None):
+                 preprocess: str = "timefoil", video_as: str = "auto", processor=None, trust_remote_code: bool = False):
         if preprocess not in PREPROCESS:
             raise ValueError(f"preprocess must be one of {', '.join(PREPROCESS)}, got {preprocess!r}")
         if video_as not in VIDEO_AS:
             raise ValueError(f"video_as must be one of {', '.join(VIDEO_AS)}, got {video_as!r}")
         self.path, self.revision, self.model_type = path, revision, model_type
+        self.trust_remote_code = trust_remote_code  # the user's word that the folder's processor code may run
         self.tokenizer, self.vision = tokenizer, vision
         # None: a family timefoil does not know (text-only, or shown through its official processor)
         self.family = FAMILIES.get(model_type)
@@ -69,7 +72,7 @@ class InputEncoder:
         self._pixels: dict = {}  # the last video's pixels, reused by the next batch that shows it
         if vision and processor is None:
             if preprocess == "official":
-                self.processor = official_processor(path, revision)
+                self.processor = official_processor(path, revision, trust_remote_code)
             else:
                 spec = family_spec(model_type)
                 if video_as not in spec.inputs:  # refused at load, not request by request
@@ -150,7 +153,8 @@ class InputEncoder:
         with the largest difference, and recorded (the runner writes it into run.json)."""
         torch = _torch()
         try:
-            reference = self._official(texts, frames, official_processor(self.path, self.revision))
+            official = official_processor(self.path, self.revision, self.trust_remote_code)
+            reference = self._official(texts, frames, official)
         except Exception as exc:
             self.check = {"compared": False, "reason": f"{type(exc).__name__}: {exc}"[:300]}
             return
