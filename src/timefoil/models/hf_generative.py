@@ -85,7 +85,8 @@ class HFGenerative(RanksBySimilarity, Model):
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
                  preprocess: str = "timefoil", video_as: str = "auto", score: str = "auto",
-                 choice_reading: str = "generate", trust_remote_code: bool = False, model=None, processor=None):
+                 choice_reading: str = "generate", trust_remote_code: bool = False, time_origin: str | None = None,
+                 model=None, processor=None):
         torch = _torch()
         self.path, self.revision, self.dtype = path, revision, dtype
         self.trust_remote_code = bool(trust_remote_code)
@@ -106,7 +107,7 @@ class HFGenerative(RanksBySimilarity, Model):
         model_type = getattr(model.config, "model_type", "")
         self.inputs = InputEncoder(path, model_type, tokenizer, vision=hasattr(model.config, "vision_config"),
                                    revision=revision, preprocess=preprocess, video_as=video_as, processor=processor,
-                                   trust_remote_code=self.trust_remote_code)
+                                   trust_remote_code=self.trust_remote_code, time_origin=time_origin)
         if processor is not None:
             processor.tokenizer.padding_side = "left"
         self.device = torch.device(device) if device else next(model.parameters()).device
@@ -277,7 +278,7 @@ class HFGenerative(RanksBySimilarity, Model):
     def _video(self, request: Request, frames: FrameSource) -> Frames | None:
         if request.video is None or not self.multimodal:
             return None
-        return frames(request.video, request.sampling)
+        return self.inputs.timeline(frames(request.video, request.sampling), request.video.start)
 
     def _rows(self, requests: list[Request], frames: FrameSource, caption: bool,
               asks: Sequence[tuple[int, bool]] | None = None) -> Any:
