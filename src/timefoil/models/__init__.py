@@ -92,7 +92,7 @@ def _openai(arg: str | None, options: dict, cache_dir: str) -> Model:
         raise ValueError("OpenAI-compatible models are named openai:<model>@<base url>")
     # PNG frames are written by timefoil itself; JPEG and WebP (the default is JPEG) need Pillow
     require("api", "httpx", *(() if options.get("image_format") == "png" else ("PIL",)))
-    from .openai_api import OpenAICompatible
+    from .served.openai import OpenAICompatible
 
     return OpenAICompatible(model, base_url or "https://api.openai.com/v1", **typed_options(OpenAICompatible, options))
 
