@@ -178,7 +178,8 @@ class InputEncoder:
         with the largest difference, and recorded (the runner writes it into run.json)."""
         torch = _torch()
         try:
-            official = official_processor(self.path, self.revision, self.trust_remote_code)
+            trusted = {"trust_remote_code": True} if self.trust_remote_code else {}
+            official = official_processor(self.path, self.revision, **trusted)
             reference = self._official(texts, frames, official)
         except Exception as exc:
             self.check = {"compared": False, "reason": f"{type(exc).__name__}: {exc}"[:300]}
