@@ -62,6 +62,17 @@ def test_qwen3_times_count_from_the_file_when_asked(folders):
 def test_time_origin_is_refused_where_no_time_is_written_and_when_misspelt(folders):
     with pytest.raises(ValueError, match="qwen2_5_vl is told no such time"):
         HFGenerative(folders["qwen2_5_vl"], time_origin="file")
-    assert "time_origin" not in HFGenerative(folders["qwen2_5_vl"]).fingerprint()
+    spans = HFGenerative(folders["qwen2_5_vl"]).fingerprint()
+    assert "time_origin" not in spans and spans["second_per_grid_ts"] == "temporal_patch_size / sampling rate"
     with pytest.raises(ValueError, match="time_origin must be one of window, file, got 'start'"):
         HFGenerative(folders["qwen3_vl"], time_origin="start")
+
+
+def test_qwen2_5_is_told_the_span_of_a_temporal_patch_whatever_the_window(folders):
+    """Frames 0.4 s apart, two a temporal patch: 0.8 s a patch, for a window at 7.3 s as at 0."""
+    model = HFGenerative(folders["qwen2_5_vl"])
+    for start in (7.3, None):
+        frames = model._video(Request("entailment", VideoRef.file("/nonexistent/long.mp4", start=start), "a"),
+                              lambda ref, sampling: CLIP)
+        batch = model.inputs.encode([model._prompt(Request("entailment", WINDOW, "a"), frames)[0]], [frames])
+        assert [float(s) for s in batch["second_per_grid_ts"]] == pytest.approx([0.8])

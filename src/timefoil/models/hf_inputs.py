@@ -20,6 +20,9 @@ from .video_inputs import Timing, UnsupportedFamily, _torch, adds_special_tokens
 
 PREPROCESS = ("timefoil", "official")
 VIDEO_AS = ("auto", *INPUT_KINDS)  # auto: the family's first (video where it takes video)
+# Qwen2.5-VL's seconds per temporal patch, named in the fingerprint: the span of the frames it is
+# shown, which for timefoil's frames (1 / rate apart) is the sampling's own rate (docs/models.md, "Times")
+SPAN_RULE = "temporal_patch_size / sampling rate"
 
 
 def torchvision_imports() -> bool:
@@ -111,7 +114,9 @@ class InputEncoder:
             return {}
         return {"preprocess": self.preprocess, "video_as": self.video_as,
                 "inputs": self.builder.fingerprint() if self.builder else {"family": self.model_type},
-                **({"time_origin": self.time_origin} if self.time_origin else {})}
+                **({"time_origin": self.time_origin} if self.time_origin else {}),
+                **({"second_per_grid_ts": SPAN_RULE} if self.family and self.family.time == "second_per_grid_ts"
+                   else {})}
 
     # -- prompts ---------------------------------------------------------------------------------------
     def prompt(self, instruction: str, system: str | None, n_frames: int | None) -> str:
