@@ -67,3 +67,13 @@ def test_remote_code_fault(fault: Fault, tmp_path: Path, monkeypatch):
                   env={"TIMEFOIL_TEST_CODE_RAN": str(tmp_path / "code-ran"),
                        "HF_MODULES_CACHE": str(tmp_path / "mods")})
     run_fault(fault, tmp_path)
+
+
+def test_a_change_to_the_folders_code_changes_the_weights_fingerprint(tmp_path):
+    from timefoil.models.hf_generative import weights_fingerprint
+
+    folder = tiny_remote_code(tmp_path / "model", ["a red square jumps"])
+    before = weights_fingerprint(folder)
+    with open(Path(folder) / "modeling_tiny_remote.py", "a") as f:
+        f.write("\n# the same weights, other code\n")
+    assert weights_fingerprint(folder) != before
