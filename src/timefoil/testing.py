@@ -45,6 +45,45 @@ def tiny_llama(path, texts, seed=0, hidden=32, layers=2):
     return str(path)
 
 
+REMOTE_CONFIGURATION = """from transformers import LlamaConfig
+
+
+class TinyRemoteConfig(LlamaConfig):
+    model_type = "tiny_remote"
+"""
+REMOTE_MODELING = """from transformers import LlamaForCausalLM
+
+from .configuration_tiny_remote import TinyRemoteConfig
+
+
+class TinyRemoteForCausalLM(LlamaForCausalLM):
+    config_class = TinyRemoteConfig
+"""
+
+
+def tiny_remote_code(path, texts, seed=0):
+    """A tiny causal LM shipped as the hub ships remote-code models: its own configuration and
+    modeling modules beside config.json, named by the config's ``auto_map`` (transformers imports
+    them only when asked to trust the folder's code)."""
+    import json
+    import os
+
+    tiny_llama(path, texts, seed=seed)
+    config_file = os.path.join(path, "config.json")
+    with open(config_file) as f:
+        config = json.load(f)
+    config.update(model_type="tiny_remote", architectures=["TinyRemoteForCausalLM"],
+                  auto_map={"AutoConfig": "configuration_tiny_remote.TinyRemoteConfig",
+                            "AutoModelForCausalLM": "modeling_tiny_remote.TinyRemoteForCausalLM"})
+    with open(config_file, "w") as f:
+        json.dump(config, f, indent=2)
+    for name, code in (("configuration_tiny_remote.py", REMOTE_CONFIGURATION),
+                       ("modeling_tiny_remote.py", REMOTE_MODELING)):
+        with open(os.path.join(path, name), "w") as f:
+            f.write(code)
+    return str(path)
+
+
 def tiny_gpt2(path, texts, seed=0, hidden=32, layers=2):
     """A tiny GPT-2: a base language model whose tokenizer has no chat template."""
     import torch

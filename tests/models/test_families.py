@@ -22,7 +22,7 @@ from timefoil import RunConfig, run  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm, vlm_prompt, vlm_tokenizer, write_processor_files  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402
-from helpers import TESTS  # noqa: E402
+from helpers import REPO, TESTS  # noqa: E402
 
 DIGESTS = json.load(open(os.path.join(TESTS, "data", "processor_digests.json")))
 WORDS = ["Does the video entail the caption a man opens the door"]
@@ -180,3 +180,14 @@ def test_a_gemma3_folder_set_to_pan_and_scan_is_refused_in_one_line(tmp_path):
     with pytest.raises(ValueError, match=r"^Gemma 3's image processor is set to pan and scan, which timefoil does "
                                          r"not build \(--model-arg preprocess=official"):
         build_vision("gemma3", str(tmp_path), tokenizer)
+
+
+def test_the_models_guide_has_a_video_llm_inputs_row_for_every_family():
+    """docs/models.md's "Video LLM inputs" table names each family of the table by its model_type,
+    and no other."""
+
+    text = open(os.path.join(REPO, "docs", "models.md")).read()
+    section = text.split("## Video LLM inputs", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| family")]
+    named = [re.search(r"\(`(\w+)`", row).group(1) for row in rows if re.search(r"\(`(\w+)`", row)]
+    assert sorted(named) == sorted(FAMILIES), named

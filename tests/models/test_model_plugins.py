@@ -107,3 +107,34 @@ def test_load_plugins_registers_a_loader_or_a_module_and_skips_a_broken_one(tmp_
         for name in ("from-module", "from-object"):
             MODELS.pop(name, None)
         sys.modules.pop("two_models", None)
+
+
+def plain_function_site(tmp_path):
+    """An installed package whose entry point names a plain loader function, no ModelLoader."""
+    site = tmp_path / "plain-site"
+    (site / "plain_models").mkdir(parents=True)
+    (site / "plain_models" / "__init__.py").write_text(
+        "from timefoil.models.reference import ConstantModel\n\n\n"
+        "def load(arg, options, cache_dir):\n"
+        "    \"\"\"the constant model, loaded by a plain function\"\"\"\n"
+        "    return ConstantModel()\n")
+    info = site / "plain_models-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plain-models\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[timefoil.models]\nplain = plain_models:load\n")
+    return site
+
+
+def test_a_plain_loader_function_is_a_plugin_named_by_its_entry_point(tmp_path):
+    env = installed(plain_function_site(tmp_path))
+    listed = cli("list", "--json", env=env, timeout=60)
+    assert listed.returncode == 0 and not listed.stderr.strip(), listed.stderr
+    assert json.loads(listed.stdout)["models"]["plain"] == "the constant model, loaded by a plain function"
+    made = cli("generate", "synth", "--out", str(tmp_path / "suite"), "--per-family", "1", env=env, timeout=120)
+    assert made.returncode == 0, made.stderr
+    ran = cli("run", "synth", "--data", str(tmp_path / "suite"), "--model", "plain", "--protocol", "entailment",
+              "--limit", "2", "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-progress",
+              env=env, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    records = [json.loads(line) for line in open(tmp_path / "run" / "items.jsonl")]
+    assert records and all(r["answer"]["raw"] == "Yes" for r in records)  # ConstantModel: always Yes

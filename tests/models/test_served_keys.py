@@ -51,7 +51,7 @@ def test_a_key_echoed_by_the_server_reaches_no_file_and_no_output(tmp_path):
 
 def test_a_remote_server_without_a_key_is_warned_about_once(capsys, monkeypatch):
     pytest.importorskip("httpx")
-    from timefoil.models.openai_api import OpenAICompatible
+    from timefoil.models.served.openai import OpenAICompatible
     from timefoil.models.requests import Request
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -237,7 +237,7 @@ def test_prepare_sources_are_declared():
 
 def test_model_options_are_typed_by_the_adapters_signature():
     from timefoil.models.hf_generative import HFGenerative
-    from timefoil.models.openai_api import OpenAICompatible
+    from timefoil.models.served.openai import OpenAICompatible
 
     typed = typed_options(HFGenerative, {"revision": "2024", "batch_size": "4", "prefix_reuse": "false",
                                          "max_new_tokens": "none", "dtype": "bfloat16"})

@@ -37,9 +37,10 @@ class Registry(dict, Generic[T]):
         {"from": "plugin", "distribution": ..., "version": ...}."""
         return {"name": name, **self.origins.get(name, REGISTERED)}
 
-    def load_plugins(self, group: str, kind: type, attribute: str) -> list[str]:
+    def load_plugins(self, group: str, kind: type, attribute: str, adopt=None) -> list[str]:
         """Register what installed packages declare under the entry point ``group``: each entry
-        names a ``kind``, or a module holding one as ``attribute``. A plugin that fails to load
+        names a ``kind``, or a module holding one as ``attribute``; ``adopt(entry name, what it
+        names)`` may make a ``kind`` of something else (a plain loader function). A plugin that fails to load
         (whatever it raises, sys.exit and KeyboardInterrupt included) or takes a name already
         declared elsewhere is named on stderr in one line and skipped: it never stops timefoil."""
         added = []
@@ -48,6 +49,8 @@ class Registry(dict, Generic[T]):
             try:
                 declared = entry.load()
                 declared = getattr(declared, attribute, declared)
+                if adopt is not None and not isinstance(declared, kind):
+                    declared = adopt(entry.name, declared)
                 if not isinstance(declared, kind):
                     raise TypeError(f"{entry.value} is a {type(declared).__name__}, not a {kind.__name__}")
             except BaseException as exc:  # a plugin's import may call sys.exit: it must not end timefoil

@@ -92,7 +92,7 @@ def _openai(arg: str | None, options: dict, cache_dir: str) -> Model:
         raise ValueError("OpenAI-compatible models are named openai:<model>@<base url>")
     # PNG frames are written by timefoil itself; JPEG and WebP (the default is JPEG) need Pillow
     require("api", "httpx", *(() if options.get("image_format") == "png" else ("PIL",)))
-    from .openai_api import OpenAICompatible
+    from .served.openai import OpenAICompatible
 
     return OpenAICompatible(model, base_url or "https://api.openai.com/v1", **typed_options(OpenAICompatible, options))
 
@@ -146,9 +146,18 @@ register = MODELS.register
 
 def load_plugins() -> list[str]:
     """Register the models other installed packages declare under the ``timefoil.models`` entry
-    point group (each a ``ModelLoader``, or a module with a ``MODEL``); a broken one is named on
-    stderr and skipped."""
-    return MODELS.load_plugins(ENTRY_POINTS, ModelLoader, "MODEL")
+    point group (each a ``ModelLoader``, a module with a ``MODEL``, or a plain loader function
+    ``load(arg, options, cache_dir)``, named by its entry point); a broken one is named on stderr
+    and skipped."""
+    return MODELS.load_plugins(ENTRY_POINTS, ModelLoader, "MODEL", adopt=_plain_loader)
+
+
+def _plain_loader(name: str, declared) -> object:
+    """A plain function declared as a plugin: the loader of the model its entry point names."""
+    if callable(declared) and not isinstance(declared, type):
+        doc = (getattr(declared, "__doc__", None) or "").strip().splitlines()
+        return ModelLoader(name, declared, doc[0] if doc else f"plugin loader {name}")
+    return declared
 
 
 def check_model_spec(spec: str) -> None:

@@ -49,13 +49,35 @@ TOKEN_TYPE_INPUTS = ("mm_token_type_ids", "token_type_ids")
 
 
 def weights_fingerprint(path: str) -> str:
-    """For a local directory: the config's bytes and the weight files' names and sizes."""
+    """For a local directory: the config's bytes, the weight files' names and sizes, and the
+    bytes of the Python files a remote-code model runs (a folder without any keeps the
+    fingerprint it always had)."""
     if not os.path.isdir(path):
         return path
     listing = sorted((f, os.path.getsize(os.path.join(path, f))) for f in os.listdir(path)
                      if f.endswith((".safetensors", ".bin", ".gguf", ".json")))
     config = os.path.join(path, "config.json")
-    return stable_hash({"files": listing, "config": file_hash(config) if os.path.exists(config) else None})
+    code = code_fingerprint(path)
+    return stable_hash({"files": listing, "config": file_hash(config) if os.path.exists(config) else None,
+                        **({"code": code} if code else {})})
+
+
+def code_fingerprint(folder: str) -> dict[str, str]:
+    """Each .py file in ``folder`` (a remote-code model's configuration and modeling code): its hash."""
+    if not os.path.isdir(folder):
+        return {}
+    return {f: file_hash(os.path.join(folder, f)) for f in sorted(os.listdir(folder)) if f.endswith(".py")}
+
+
+def loaded_code_fingerprint(model) -> dict[str, str]:
+    """The code a remote-code model from the hub ran: the .py files beside its modeling module
+    (transformers copies a repository's code files into one folder of its modules cache)."""
+    import inspect
+
+    try:
+        return code_fingerprint(os.path.dirname(inspect.getfile(type(model))))
+    except (TypeError, OSError):
+        return {}
 
 
 class HFGenerative(RanksBySimilarity, Model):
@@ -63,14 +85,17 @@ class HFGenerative(RanksBySimilarity, Model):
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
                  preprocess: str = "timefoil", video_as: str = "auto", score: str = "auto",
-                 choice_reading: str = "generate", model=None, processor=None):
+                 choice_reading: str = "generate", trust_remote_code: bool = False, time_origin: str | None = None,
+                 model=None, processor=None):
         torch = _torch()
         self.path, self.revision, self.dtype = path, revision, dtype
+        self.trust_remote_code = bool(trust_remote_code)
         self.name = name or f"hf:{path}"
         self.batch_size = int(batch_size)
         self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
         if model is None:
-            model, tokenizer = load_pretrained(path, dtype=dtype, device_map=device_map, revision=revision)
+            model, tokenizer = load_pretrained(path, dtype=dtype, device_map=device_map, revision=revision,
+                                               trust_remote_code=self.trust_remote_code)
         else:
             tokenizer = getattr(processor, "tokenizer", processor)
             processor = processor if processor is not tokenizer else None
@@ -81,7 +106,8 @@ class HFGenerative(RanksBySimilarity, Model):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         model_type = getattr(model.config, "model_type", "")
         self.inputs = InputEncoder(path, model_type, tokenizer, vision=hasattr(model.config, "vision_config"),
-                                   revision=revision, preprocess=preprocess, video_as=video_as, processor=processor)
+                                   revision=revision, preprocess=preprocess, video_as=video_as, processor=processor,
+                                   trust_remote_code=self.trust_remote_code, time_origin=time_origin)
         if processor is not None:
             processor.tokenizer.padding_side = "left"
         self.device = torch.device(device) if device else next(model.parameters()).device
@@ -110,7 +136,9 @@ class HFGenerative(RanksBySimilarity, Model):
                 "dtype": self.dtype, "max_new_tokens": self.max_new_tokens, **self.inputs.fingerprint(),
                 **({"score": "perplexity", "perplexity_rule": PERPLEXITY_RULE} if self.score_mode == "perplexity"
                    else {}),
-                **({"choice_reading": "letters"} if self.choice_reading == "letters" else {})}
+                **({"choice_reading": "letters"} if self.choice_reading == "letters" else {}),
+                **({"remote_code": code_fingerprint(self.path) if os.path.isdir(self.path)
+                    else loaded_code_fingerprint(self.model)} if self.trust_remote_code else {})}
 
     @property
     def notes(self) -> dict:
@@ -250,7 +278,7 @@ class HFGenerative(RanksBySimilarity, Model):
     def _video(self, request: Request, frames: FrameSource) -> Frames | None:
         if request.video is None or not self.multimodal:
             return None
-        return frames(request.video, request.sampling)
+        return self.inputs.timeline(frames(request.video, request.sampling), request.video.start)
 
     def _rows(self, requests: list[Request], frames: FrameSource, caption: bool,
               asks: Sequence[tuple[int, bool]] | None = None) -> Any:
@@ -428,12 +456,21 @@ def _repeat_cache(cache, times: int):
     return repeated
 
 
+def refuse_untrusted_code(path: str, config: dict, trust_remote_code: bool) -> None:
+    """A model whose config names its own Python classes (``auto_map``: MiniCPM-V, Phi-3.5-Vision,
+    InternLM-XComposer ship this way) runs that code when it loads: refused in one line unless
+    the user said to trust it (transformers' own refusal runs over several lines)."""
+    if config.get("auto_map") and not trust_remote_code:
+        raise ValueError(f"{path} ships its own model code (auto_map in config.json), which would run on this "
+                         "machine when it loads; pass --model-arg trust_remote_code=true to run it")
+
+
 def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None = None,
-                    revision: str | None = None, gguf_file: str | None = None):
+                    revision: str | None = None, gguf_file: str | None = None, trust_remote_code: bool = False):
     """Model and tokenizer from a hub id or a folder (a video LLM's processor is not built
     here: timefoil makes its inputs itself, see hf_inputs)."""
     torch = _torch()
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PretrainedConfig
 
     from ..core.weights import quiet_transformers
 
@@ -441,10 +478,15 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     kwargs: dict[str, Any] = {"revision": revision} if revision else {}
     if gguf_file:
         kwargs["gguf_file"] = gguf_file
+    if not gguf_file:  # the config's plain JSON, read before any of the model's own code could be imported
+        refuse_untrusted_code(path, PretrainedConfig.get_config_dict(path, **kwargs)[0], trust_remote_code)
+    if trust_remote_code:
+        kwargs["trust_remote_code"] = True
     config = AutoConfig.from_pretrained(path, **kwargs)
-    if hasattr(config, "vision_config"):
+    auto_map = getattr(config, "auto_map", None) or {}
+    if hasattr(config, "vision_config") and "AutoModelForCausalLM" not in auto_map:
         from transformers import AutoModelForImageTextToText as model_class
-    else:
+    else:  # remote-code video LLMs (MiniCPM-V, Phi-3.5-Vision) register their model as a causal LM
         model_class = AutoModelForCausalLM
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)

@@ -8,17 +8,21 @@ that changes its preprocessing cannot go unnoticed.
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..video.frames import Frames
-from .families import FAMILIES, INPUT_KINDS, build_vision, family_spec, taking
+from .families import FAMILIES, INPUT_KINDS, TIME_ORIGINS, build_vision, family_spec, taking
 from .video_inputs import Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template
 
 PREPROCESS = ("timefoil", "official")
 VIDEO_AS = ("auto", *INPUT_KINDS)  # auto: the family's first (video where it takes video)
+# Qwen2.5-VL's seconds per temporal patch, named in the fingerprint: the span of the frames it is
+# shown, which for timefoil's frames (1 / rate apart) is the sampling's own rate (docs/models.md, "Times")
+SPAN_RULE = "temporal_patch_size / sampling rate"
 
 
 def torchvision_imports() -> bool:
@@ -29,11 +33,13 @@ def torchvision_imports() -> bool:
     return True
 
 
-def official_processor(path: str, revision: str | None = None):
+def official_processor(path: str, revision: str | None = None, trust_remote_code: bool = False):
     from transformers import AutoProcessor
 
+    kwargs = {**({"revision": revision} if revision else {}),
+              **({"trust_remote_code": True} if trust_remote_code else {})}
     try:
-        processor = AutoProcessor.from_pretrained(path, **({"revision": revision} if revision else {}))
+        processor = AutoProcessor.from_pretrained(path, **kwargs)
     except ImportError as exc:
         # transformers' message runs over several lines: keep its first sentence
         reason = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
@@ -50,18 +56,21 @@ class InputEncoder:
     """Prompts and batches for one model: text-only (tokenizer) or a video LLM."""
 
     def __init__(self, path: str, model_type: str, tokenizer, *, vision: bool, revision: str | None = None,
-                 preprocess: str = "timefoil", video_as: str = "auto", processor=None):
+                 preprocess: str = "timefoil", video_as: str = "auto", processor=None, trust_remote_code: bool = False,
+                 time_origin: str | None = None):
         if preprocess not in PREPROCESS:
             raise ValueError(f"preprocess must be one of {', '.join(PREPROCESS)}, got {preprocess!r}")
         if video_as not in VIDEO_AS:
             raise ValueError(f"video_as must be one of {', '.join(VIDEO_AS)}, got {video_as!r}")
         self.path, self.revision, self.model_type = path, revision, model_type
+        self.trust_remote_code = trust_remote_code  # the user's word that the folder's processor code may run
         self.tokenizer, self.vision = tokenizer, vision
         # None: a family timefoil does not know (text-only, or shown through its official processor)
         self.family = FAMILIES.get(model_type)
         if video_as == "auto":
             video_as = self.family.inputs[0] if self.family else "video"
         self.preprocess, self.video_as = preprocess, video_as
+        self.time_origin = self._time_origin(time_origin)
         self.mrope = bool(self.family and self.family.mrope)
         self.builder = None
         self.processor = processor
@@ -69,7 +78,7 @@ class InputEncoder:
         self._pixels: dict = {}  # the last video's pixels, reused by the next batch that shows it
         if vision and processor is None:
             if preprocess == "official":
-                self.processor = official_processor(path, revision)
+                self.processor = official_processor(path, revision, trust_remote_code)
             else:
                 spec = family_spec(model_type)
                 if video_as not in spec.inputs:  # refused at load, not request by request
@@ -79,11 +88,35 @@ class InputEncoder:
         self.template = (chat_template(path, tokenizer, revision) if vision and self.processor is None
                          else getattr(self.processor or tokenizer, "chat_template", None))
 
+    def _time_origin(self, asked: str | None) -> str | None:
+        """What the times written into the prompt count from; None where none are written (only
+        a family that writes timestamps, or a model shown through its official processor, may
+        write them; Qwen2.5-VL's second_per_grid_ts is a span, the same from either origin)."""
+        states_time = self.vision and (self.family is None or self.family.time == "text_timestamps")
+        if asked is not None and asked not in TIME_ORIGINS:
+            raise ValueError(f"time_origin must be one of {', '.join(TIME_ORIGINS)}, got {asked!r}")
+        if asked is not None and not states_time:
+            raise ValueError(f"time_origin is for models whose prompt states when each frame was taken; "
+                             f"{self.model_type or 'this model'} is told no such time")
+        if not states_time:
+            return None
+        return asked or (self.family.time_origin if self.family else "window")
+
+    def timeline(self, frames: Frames, window_start: float | None) -> Frames:
+        """The frames with their times counted from the chosen origin: ``Frames.times`` count from
+        the window's start; from the file's, each is later by the window's start."""
+        if self.time_origin != "file" or not window_start or not frames.times:
+            return frames
+        return dataclasses.replace(frames, times=tuple(t + window_start for t in frames.times))
+
     def fingerprint(self) -> dict:
         if not self.vision:
             return {}
         return {"preprocess": self.preprocess, "video_as": self.video_as,
-                "inputs": self.builder.fingerprint() if self.builder else {"family": self.model_type}}
+                "inputs": self.builder.fingerprint() if self.builder else {"family": self.model_type},
+                **({"time_origin": self.time_origin} if self.time_origin else {}),
+                **({"second_per_grid_ts": SPAN_RULE} if self.family and self.family.time == "second_per_grid_ts"
+                   else {})}
 
     # -- prompts ---------------------------------------------------------------------------------------
     def prompt(self, instruction: str, system: str | None, n_frames: int | None) -> str:
@@ -150,7 +183,9 @@ class InputEncoder:
         with the largest difference, and recorded (the runner writes it into run.json)."""
         torch = _torch()
         try:
-            reference = self._official(texts, frames, official_processor(self.path, self.revision))
+            trusted = {"trust_remote_code": True} if self.trust_remote_code else {}
+            official = official_processor(self.path, self.revision, **trusted)
+            reference = self._official(texts, frames, official)
         except Exception as exc:
             self.check = {"compared": False, "reason": f"{type(exc).__name__}: {exc}"[:300]}
             return

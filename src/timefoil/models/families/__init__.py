@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...core.registry import Registry
 from ..video_inputs import ProcessorConfig, UnsupportedFamily, VisionBuilder
 from . import gemma3, internvl, llava_next_video, llava_onevision, qwen2_vl, qwen3_vl, video_llava
-from .base import INPUT_KINDS, TIME_STATEMENTS, TINY_SPECIAL, FamilySpec, TinyRecipe
+from .base import INPUT_KINDS, TIME_ORIGINS, TIME_STATEMENTS, TINY_SPECIAL, FamilySpec, TinyRecipe
 
 FAMILIES: Registry[FamilySpec] = Registry("video LLM family", [
     llava_onevision.LLAVA_ONEVISION,
@@ -44,5 +44,5 @@ def build_vision(model_type: str, path: str, tokenizer, revision: str | None = N
     return spec.vision(spec, ProcessorConfig.read(path, tokenizer, revision))
 
 
-__all__ = ["FAMILIES", "INPUT_KINDS", "TIME_STATEMENTS", "TINY_SPECIAL", "FamilySpec", "TinyRecipe", "build_vision",
-           "family_spec", "taking"]
+__all__ = ["FAMILIES", "INPUT_KINDS", "TIME_ORIGINS", "TIME_STATEMENTS", "TINY_SPECIAL", "FamilySpec", "TinyRecipe",
+           "build_vision", "family_spec", "taking"]

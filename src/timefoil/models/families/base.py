@@ -11,6 +11,9 @@ INPUT_KINDS = ("video", "images")  # what a family's frames can be shown as (``v
 # patch spans (Qwen2.5-VL's second_per_grid_ts, which scales its temporal rotary positions),
 # or by timestamps written into the prompt text (the builder's ``placeholders``).
 TIME_STATEMENTS = ("none", "second_per_grid_ts", "text_timestamps")
+# Where a family's stated times count from: the start of the item's window (the clip the model is
+# shown) or of the file the window is cut from (``--model-arg time_origin``).
+TIME_ORIGINS = ("window", "file")
 # The placeholder tokens the tiny test tokenizers know, in this order: their ids are fixed by the
 # committed processor digests. A family that needs more appends its own.
 TINY_SPECIAL = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|video_pad|>",
@@ -53,9 +56,13 @@ class FamilySpec:
     inputs: tuple = ("video",)  # what timefoil builds for it, the first the default (INPUT_KINDS)
     time: str = "none"  # TIME_STATEMENTS
     prefix_reuse_off: str | None = None  # why a shared prompt prefix's KV cache cannot be reused, if it cannot
+    # what its stated times count from by default (TIME_ORIGINS), and why: docs/models.md
+    time_origin: str = "window"
 
     def __post_init__(self):
         if not self.inputs or set(self.inputs) - set(INPUT_KINDS):
             raise ValueError(f"family {self.name}: inputs must be some of {', '.join(INPUT_KINDS)}")
         if self.time not in TIME_STATEMENTS:
             raise ValueError(f"family {self.name}: time must be one of {', '.join(TIME_STATEMENTS)}")
+        if self.time_origin not in TIME_ORIGINS:
+            raise ValueError(f"family {self.name}: time_origin must be one of {', '.join(TIME_ORIGINS)}")
