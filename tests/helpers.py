@@ -105,3 +105,21 @@ def write_stamped_video(path: str, stamps_ms, step: int, codec: str = "libx264rg
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
+
+
+def install_package(site, package: str, source: str | None, entries: str, group: str = "timefoil.models"):
+    """What pip leaves in a site folder for a one-module distribution: ``package/__init__.py``
+    holding ``source`` (none: the distribution names a module that is not there) and its
+    dist-info, whose entry points are ``entries`` under ``group``. Returns the site folder."""
+    from pathlib import Path
+
+    site = Path(site)
+    if source is not None:
+        (site / package).mkdir(parents=True, exist_ok=True)
+        (site / package / "__init__.py").write_text(source)
+    info = site / f"{package}-1.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package.replace('_', '-')}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{entries}\n")
+    return site
+

@@ -14,7 +14,7 @@ from timefoil.building.generate import prompt, read_counterfactual
 from timefoil.building.rules import Event, count_foil, role_swaps, same_words, swap_events, swap_words
 from timefoil.core.items import Item, VideoRef
 from timefoil.models.requests import Answer
-from helpers import REPO
+from helpers import REPO, install_package
 
 
 @pytest.mark.parametrize("caption, expected", [
@@ -229,15 +229,10 @@ def test_folder_write_then_load_gives_the_same_items(tmp_path_factory, specs):
 
 
 def test_a_benchmark_registers_through_an_entry_point(tmp_path, monkeypatch, capsys):
-    package = tmp_path / "site"
-    (package / "mybench").mkdir(parents=True)
-    (package / "mybench" / "__init__.py").write_text(
+    package = install_package(tmp_path / "site", "mybench", (
         "from dataclasses import replace\nfrom timefoil.benchmarks import folder\n"
-        "BENCHMARK = replace(folder.BENCHMARK, name='my-plugin-bench', description='from a plugin')\n")
-    info = package / "mybench-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mybench\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[timefoil.benchmarks]\nmine = mybench\nbroken = mybench.nothing:X\n")
+        "BENCHMARK = replace(folder.BENCHMARK, name='my-plugin-bench', description='from a plugin')\n"),
+        "mine = mybench\nbroken = mybench.nothing:X", group="timefoil.benchmarks")
     monkeypatch.syspath_prepend(str(package))
     added = load_plugins()
     assert added == ["my-plugin-bench"] and get_benchmark("my-plugin-bench").description == "from a plugin"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from faults import Fault, run_fault
-from helpers import run_records
+from helpers import install_package, run_records
 
 from timefoil import score_run
 from timefoil.synth import generate
@@ -67,14 +67,7 @@ MODEL = ModelLoader("misbehaving", lambda arg, options, cache_dir: Misbehaving(a
 
 def install(row: str, package: str, source: str, entries: str, group: str = "timefoil.models") -> str:
     """Write ``package`` (one module) and its dist-info into the row's folder; returns the folder."""
-    site = SITES / row
-    (site / package).mkdir(parents=True, exist_ok=True)
-    (site / package / "__init__.py").write_text(source)
-    info = site / f"{package}-1.0.dist-info"
-    info.mkdir(exist_ok=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package.replace('_', '-')}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[{group}]\n{entries}\n")
-    return str(site)
+    return str(install_package(SITES / row, package, source, entries, group))
 
 
 def on_path(row: str) -> dict[str, str]:

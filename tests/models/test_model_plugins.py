@@ -10,7 +10,7 @@ import tomllib
 from faults import cli
 
 from timefoil.models import MODELS, ModelLoader, check_model_spec, load_plugins
-from helpers import REPO
+from helpers import REPO, install_package
 
 PLUGIN = os.path.join(REPO, "examples", "model_plugin")
 
@@ -21,11 +21,7 @@ def installed(*folders) -> dict:
 
 def broken_site(tmp_path):
     """An installed package whose entry point names a module that does not exist."""
-    info = tmp_path / "site" / "broken_models-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-models\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[timefoil.models]\nbroken = broken_models.nowhere:MODEL\n")
-    return tmp_path / "site"
+    return install_package(tmp_path / "site", "broken_models", None, "broken = broken_models.nowhere:MODEL")
 
 
 def test_the_example_plugin_runs_through_timefoil_run(tmp_path):
@@ -76,17 +72,11 @@ def test_the_committed_dist_info_declares_what_pyproject_declares():
 
 def test_load_plugins_registers_a_loader_or_a_module_and_skips_a_broken_one(tmp_path, monkeypatch, capsys):
     site = broken_site(tmp_path)
-    (site / "two_models").mkdir()
-    (site / "two_models" / "__init__.py").write_text(
+    install_package(site, "two_models", (
         "from timefoil.models import ModelLoader\nfrom timefoil.models.reference import ConstantModel\n"
         "MODEL = ModelLoader('from-module', lambda arg, options, cache_dir: ConstantModel(), 'declared as MODEL')\n"
         "LOADER = ModelLoader('from-object', lambda arg, options, cache_dir: ConstantModel(), 'named itself')\n"
-        "NOT_A_LOADER = 42\n")
-    info = site / "two_models-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: two-models\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[timefoil.models]\none = two_models\ntwo = two_models:LOADER\n"
-                                           "wrong = two_models:NOT_A_LOADER\n")
+        "NOT_A_LOADER = 42\n"), "one = two_models\ntwo = two_models:LOADER\nwrong = two_models:NOT_A_LOADER")
     monkeypatch.syspath_prepend(str(site))
     for name in ("from-module", "from-object"):
         monkeypatch.delitem(MODELS, name, raising=False)  # undone after the test
@@ -111,18 +101,11 @@ def test_load_plugins_registers_a_loader_or_a_module_and_skips_a_broken_one(tmp_
 
 def plain_function_site(tmp_path):
     """An installed package whose entry point names a plain loader function, no ModelLoader."""
-    site = tmp_path / "plain-site"
-    (site / "plain_models").mkdir(parents=True)
-    (site / "plain_models" / "__init__.py").write_text(
+    return install_package(tmp_path / "plain-site", "plain_models", (
         "from timefoil.models.reference import ConstantModel\n\n\n"
         "def load(arg, options, cache_dir):\n"
         "    \"\"\"the constant model, loaded by a plain function\"\"\"\n"
-        "    return ConstantModel()\n")
-    info = site / "plain_models-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plain-models\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[timefoil.models]\nplain = plain_models:load\n")
-    return site
+        "    return ConstantModel()\n"), "plain = plain_models:load")
 
 
 def test_a_plain_loader_function_is_a_plugin_named_by_its_entry_point(tmp_path):

@@ -46,15 +46,23 @@ def run_served(tmp_path: Path, spec: str, provider: str, *args: str):
                "--no-progress", *args, env=env, timeout=120)
 
 
-@pytest.mark.parametrize("provider", ["gemini", "anthropic"])
-@pytest.mark.parametrize("protocol", ["entailment", "choice"])
-def test_a_synthetic_run_has_no_error_and_the_key_is_nowhere(tmp_path, provider, protocol):
-    server = ProviderServer(provider, KEY)
+def run_against(tmp_path: Path, provider: str, *args: str, model: str = "m", url=lambda address: address,
+                **server_options):
+    """A run of the synthetic suite against a fake ``provider`` server (its address through
+    ``url``): (result, server), the server closed and the run checked to have exited 0."""
+    server = ProviderServer(provider, KEY, model=model, **server_options)
     try:
-        result = run_served(tmp_path, f"{provider}:m@{server.url}", provider, "--protocol", protocol)
+        result = run_served(tmp_path, f"{provider}:{model}@{url(server.url)}", provider, *args)
     finally:
         server.close()
     assert result.returncode == 0, result.stderr[-2000:]
+    return result, server
+
+
+@pytest.mark.parametrize("provider", ["gemini", "anthropic"])
+@pytest.mark.parametrize("protocol", ["entailment", "choice"])
+def test_a_synthetic_run_has_no_error_and_the_key_is_nowhere(tmp_path, provider, protocol):
+    result, server = run_against(tmp_path, provider, "--protocol", protocol)
     assert server.violations == [] and server.calls > 0
     records = RunLog(str(tmp_path / "run")).read()
     assert records and not [r["answer"]["error"] for r in records if r["answer"]["error"]]
@@ -78,13 +86,7 @@ def test_a_synthetic_run_has_no_error_and_the_key_is_nowhere(tmp_path, provider,
 def test_gemini_is_sent_the_whole_clip_with_video_input_file(tmp_path):
     import av
 
-    server = ProviderServer("gemini", KEY)
-    try:
-        result = run_served(tmp_path, f"gemini:m@{server.url}", "gemini", "--protocol", "entailment",
-                            "--model-arg", "video_input=file")
-    finally:
-        server.close()
-    assert result.returncode == 0, result.stderr[-2000:]
+    result, server = run_against(tmp_path, "gemini", "--protocol", "entailment", "--model-arg", "video_input=file")
     assert server.violations == []
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     assert meta["model_fingerprint"]["video_input"] == "file" and "image_format" not in meta["model_fingerprint"]
@@ -152,13 +154,7 @@ def test_a_clip_made_for_natural_order_is_not_reused_for_a_shuffled_request(tmp_
 
 
 def test_a_gemini_thinking_budget_is_sent_beside_the_answers_own_tokens_and_recorded(tmp_path):
-    server = ProviderServer("gemini", KEY)
-    try:
-        result = run_served(tmp_path, f"gemini:m@{server.url}", "gemini", "--protocol", "entailment",
-                            "--model-arg", "thinking_budget=64")
-    finally:
-        server.close()
-    assert result.returncode == 0, result.stderr[-2000:]
+    result, server = run_against(tmp_path, "gemini", "--protocol", "entailment", "--model-arg", "thinking_budget=64")
     assert server.violations == [] and server.bodies
     answer_tokens = {r["request"]["max_tokens"] for r in RunLog(str(tmp_path / "run")).read()}
     assert len(answer_tokens) == 1
@@ -172,13 +168,9 @@ def test_a_gemini_thinking_budget_is_sent_beside_the_answers_own_tokens_and_reco
 def test_a_gemini_base_url_without_a_version_gets_v1beta(tmp_path):
     from timefoil.models.served.gemini import Gemini, versioned
 
-    server = ProviderServer("gemini", KEY)  # it answers only under /v1beta
-    try:
-        bare = server.url.removesuffix("/v1beta")
-        result = run_served(tmp_path, f"gemini:m@{bare}", "gemini", "--protocol", "entailment")
-    finally:
-        server.close()
-    assert result.returncode == 0, result.stderr[-2000:]
+    # the server answers only under /v1beta
+    result, server = run_against(tmp_path, "gemini", "--protocol", "entailment",
+                                 url=lambda address: address.removesuffix("/v1beta"))
     assert server.violations == [] and server.calls > 0
     assert json.loads((tmp_path / "run" / "run.json").read_text())["model_fingerprint"]["base_url"] == server.url
     assert versioned("http://h:8") == "http://h:8/v1beta" and versioned("https://h/proxy/") == "https://h/proxy/v1beta"
@@ -195,26 +187,15 @@ def test_a_gemini_base_url_without_a_version_gets_v1beta(tmp_path):
     ("claude-opus-4-7", (), None),  # it answers 400 to any temperature (the fake refuses one too)
 ])
 def test_anthropic_is_sent_a_temperature_only_where_the_model_takes_one(tmp_path, model, args, sent):
-    server = ProviderServer("anthropic", KEY, model=model)
-    try:
-        result = run_served(tmp_path, f"anthropic:{model}@{server.url}", "anthropic", "--protocol", "entailment",
-                            "--limit", "1", *args)
-    finally:
-        server.close()
-    assert result.returncode == 0, result.stderr[-2000:]
+    result, server = run_against(tmp_path, "anthropic", "--protocol", "entailment", "--limit", "1", *args, model=model)
     assert server.violations == [] and server.bodies
     assert {body.get("temperature") for body in server.bodies} == {sent}
     assert all(("temperature" in body) == (sent is not None) for body in server.bodies)
 
 
 def test_the_anthropic_version_is_a_model_arg_recorded_in_the_fingerprint(tmp_path):
-    server = ProviderServer("anthropic", KEY, version="2099-01-01")
-    try:
-        result = run_served(tmp_path, f"anthropic:m@{server.url}", "anthropic", "--protocol", "entailment",
-                            "--limit", "1", "--model-arg", "api_version=2099-01-01")
-    finally:
-        server.close()
-    assert result.returncode == 0, result.stderr[-2000:]
+    result, server = run_against(tmp_path, "anthropic", "--protocol", "entailment", "--limit", "1", "--model-arg",
+                                 "api_version=2099-01-01", version="2099-01-01")
     assert server.violations == [] and server.calls > 0
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     assert meta["model_fingerprint"]["api_version"] == "2099-01-01"
@@ -233,12 +214,7 @@ def test_yes_no_variants_summing_past_one_are_not_read_as_probabilities(tmp_path
                                                       "logprobsResult": {"topCandidates": [{"candidates": top}]}}]})
                      .encode())
 
-    server = ProviderServer("gemini", KEY, script=script)
-    try:
-        result = run_served(tmp_path, f"gemini:m@{server.url}", "gemini", "--protocol", "entailment", "--limit", "1")
-    finally:
-        server.close()
-    assert result.returncode == 0, result.stderr[-2000:]
+    result, server = run_against(tmp_path, "gemini", "--protocol", "entailment", "--limit", "1", script=script)
     stored = RunLog(str(tmp_path / "run")).read()
     assert stored and server.violations == []
     for record in stored:
