@@ -18,7 +18,7 @@ from .requests import Answer, Request
 from ..video.frames import content_key
 from .base import FrameSource, Model, ranks_of
 from .blip2 import BLIP2_SCORES, BLIP2_TYPES, Blip2Matcher, load_blip2_retrieval
-from .hf_generative import weights_fingerprint
+from .hf_loading import weights_fingerprint
 from .pe_video import PE_VIDEO_TYPES, load_pe_video, text_embeddings, video_embedding
 
 EMBEDDING_SCORES = ("cosine", "logit", "sigmoid")

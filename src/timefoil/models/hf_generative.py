@@ -30,12 +30,13 @@ import time
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ..core.hashing import file_hash, stable_hash
 from .requests import Answer, Request
 from ..video.frames import Frames
 from .base import FrameSource, Model, RanksBySimilarity
-from .greedy import Continuation, cache_keyword, cache_of, continue_greedy, kept_logits
+from .greedy import Continuation, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
+from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, weights_fingerprint
+from .hf_prefix import PrefixReuse
 from .video_inputs import _torch
 
 SIMILARITY_INSTRUCTION = "Describe the video."
@@ -44,43 +45,9 @@ BLIND_SIMILARITY_INSTRUCTION = "Describe a video in one sentence."
 # mean over the caption's tokens) are not reused.
 PERPLEXITY_RULE = "vilma-run.py: tokenizer's own special tokens, tokens 2..L, summed cross-entropy / L"
 YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
-# per-token types that mark vision tokens (nonzero), cut with the prefix: Qwen's and Gemma 3's
-TOKEN_TYPE_INPUTS = ("mm_token_type_ids", "token_type_ids")
 
 
-def weights_fingerprint(path: str) -> str:
-    """For a local directory: the config's bytes, the weight files' names and sizes, and the
-    bytes of the Python files a remote-code model runs (a folder without any keeps the
-    fingerprint it always had)."""
-    if not os.path.isdir(path):
-        return path
-    listing = sorted((f, os.path.getsize(os.path.join(path, f))) for f in os.listdir(path)
-                     if f.endswith((".safetensors", ".bin", ".gguf", ".json")))
-    config = os.path.join(path, "config.json")
-    code = code_fingerprint(path)
-    return stable_hash({"files": listing, "config": file_hash(config) if os.path.exists(config) else None,
-                        **({"code": code} if code else {})})
-
-
-def code_fingerprint(folder: str) -> dict[str, str]:
-    """Each .py file in ``folder`` (a remote-code model's configuration and modeling code): its hash."""
-    if not os.path.isdir(folder):
-        return {}
-    return {f: file_hash(os.path.join(folder, f)) for f in sorted(os.listdir(folder)) if f.endswith(".py")}
-
-
-def loaded_code_fingerprint(model) -> dict[str, str]:
-    """The code a remote-code model from the hub ran: the .py files beside its modeling module
-    (transformers copies a repository's code files into one folder of its modules cache)."""
-    import inspect
-
-    try:
-        return code_fingerprint(os.path.dirname(inspect.getfile(type(model))))
-    except (TypeError, OSError):
-        return {}
-
-
-class HFGenerative(RanksBySimilarity, Model):
+class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
     def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
@@ -331,106 +298,6 @@ class HFGenerative(RanksBySimilarity, Model):
                 rows.append((logprobs[b, -1], None))
         return rows
 
-    def _prefix_forward(self, prompts: list[tuple[str, str]], video, asks=None,
-                        said: list | None = None) -> list[tuple[Any, float | None]]:
-        """The shared token prefix (vision tokens and instruction) runs once; every suffix then
-        runs, batched, on a copy of its KV cache, at the positions it has in its full sequence
-        (for Qwen's 3-D rotary positions, the text after the video continues from the prefix's
-        largest position). Exact: the same tokens at the same positions."""
-        torch = _torch()
-        encoded = [self._encode([p + c], [video] if video is not None else None) for p, c in prompts]
-        sequences = [e["input_ids"][0] for e in encoded]
-        positions = [self.inputs.positions(self.model, e) for e in encoded]
-        captions = [len(self.tokenizer.encode(c, add_special_tokens=False)) if c else 0 for _, c in prompts]
-        shared = min(len(s) for s in sequences) - 1
-        for s in sequences[1:]:
-            differ = (s[:shared] != sequences[0][:shared]).nonzero()
-            shared = min(shared, int(differ[0]) if len(differ) else shared)
-        # logits for the first caption token come from the token before it: keep it in the suffix
-        shared = min([shared] + [len(s) - n - 1 for s, n in zip(sequences, captions) if n])
-        token_types = {k: encoded[0][k] for k in TOKEN_TYPE_INPUTS if k in encoded[0]}
-        if any(types[0, shared:].any() for types in token_types.values()):
-            shared = 0  # the video (every image) must lie wholly in the prefix
-        if shared < 1:
-            rows = []
-            for start in range(0, len(prompts), self.batch_size):
-                chunk = slice(start, start + self.batch_size)
-                rows += self._plain_forward(prompts[chunk], video, asks[chunk] if asks else None, said)
-            return rows
-        prefix_inputs = {k: v for k, v in encoded[0].items() if k not in ("input_ids", "attention_mask", *token_types)}
-        prefix_inputs.update(input_ids=sequences[0][None, :shared], position_ids=positions[0][..., :shared],
-                             attention_mask=torch.ones(1, shared, dtype=torch.long, device=self.device))
-        # the prefix's tokens keep their types (Gemma 3's image tokens attend both ways within
-        # an image); the suffix, text only, needs none
-        prefix_inputs.update({k: types[:, :shared] for k, types in token_types.items()})
-        cache = cache_of(self.model(**prefix_inputs, use_cache=True, **kept_logits(self.model, 1)))
-        self.stats["forward_tokens"] += shared
-        self.stats["prefix_hits"] += len(prompts) - 1
-        rows: list[tuple[Any, float | None] | None] = [None] * len(prompts)
-        answers: list = [None] * len(prompts)
-        for chunk in self._suffix_chunks([len(s) - shared for s in sequences], bool(asks)):
-            suffixes = [sequences[i][shared:] for i in chunk]
-            width = max(len(s) for s in suffixes)
-            pad = self.tokenizer.pad_token_id
-            ids = torch.full((len(chunk), width), pad, dtype=torch.long, device=self.device)
-            mask = torch.zeros((len(chunk), shared + width), dtype=torch.long, device=self.device)
-            where = positions[0][..., :1].new_zeros(positions[0].shape[:-2] + (len(chunk), width))
-            for b, (i, s) in enumerate(zip(chunk, suffixes)):
-                ids[b, :len(s)] = s
-                mask[b, :shared + len(s)] = 1
-                where[..., b, :len(s)] = positions[i][..., 0, shared:]
-            # logits only where they are read: each row's caption tokens (predicted from the token
-            # before each) or its next-token distribution, at its own last token
-            read = sorted({p for b, i in enumerate(chunk)
-                           for p in (range(len(suffixes[b]) - 1 - captions[i], len(suffixes[b]) - 1) if captions[i]
-                                     else (len(suffixes[b]) - 1,))})
-            kept = kept_logits(self.model, torch.tensor(read, device=self.device))
-            at = {p: k for k, p in enumerate(read)} if kept else {p: p for p in range(width)}
-            batch_cache = _repeat_cache(cache, len(chunk))
-            output = self.model(input_ids=ids, attention_mask=mask, use_cache=True, position_ids=where,
-                                cache_position=torch.arange(shared, shared + width, device=self.device),
-                                **{cache_keyword(self.model): batch_cache}, **kept)
-            logits = output.logits
-            self.stats["forward_tokens"] += sum(len(s) for s in suffixes)
-            if asks:  # each row's answer goes on from its own last token, at its own next position
-                lasts = torch.tensor([at[len(s) - 1] for s in suffixes], device=self.device)
-                following = torch.stack([positions[i][..., 0, -1] + 1 for i in chunk], dim=-1)
-                went_on: list = []
-                self._continue([asks[i] for i in chunk], went_on,
-                               Continuation(logits[torch.arange(len(chunk)), lasts].float(), cache_of(output), mask,
-                                            following))
-                for i, answer in zip(chunk, went_on):
-                    answers[i] = answer
-            logprobs = torch.log_softmax(logits.float(), dim=-1)
-            for b, i in enumerate(chunk):
-                last = len(suffixes[b]) - 1
-                n = captions[i]
-                if n:  # positions last - n .. last - 1 are consecutive in ``read``
-                    token_ids = suffixes[b][last - n + 1:last + 1]
-                    scores = logprobs[b, at[last - n]:at[last - n] + n].gather(-1, token_ids[:, None]).squeeze(-1)
-                    rows[i] = (None, float(scores.mean()))
-                else:
-                    rows[i] = (logprobs[b, at[last]], None)
-        if asks:
-            said += answers
-        return rows  # type: ignore[return-value]
-
-    def _suffix_chunks(self, lengths: list[int], generating: bool) -> list[list[int]]:
-        """Rows that run their suffixes together, at most ``batch_size`` a chunk. Where answers
-        are generated on a model with sliding-window layers (Gemma 3), only suffixes of one
-        length share a chunk: a shorter one's pads would sit inside the window of every token
-        it generates, which would then see fewer real tokens than the plain path's."""
-        order = list(range(len(lengths)))
-        if generating and self.sliding_window:
-            by_length: dict[int, list[int]] = {}
-            for i in order:
-                by_length.setdefault(lengths[i], []).append(i)
-            groups = list(by_length.values())
-        else:
-            groups = [order]
-        return [group[start:start + self.batch_size] for group in groups
-                for start in range(0, len(group), self.batch_size)]
-
     def _yes_no(self, next_logprobs) -> Answer:
         probs = next_logprobs.exp()
         greedy = int(next_logprobs.argmax())
@@ -446,51 +313,4 @@ class HFGenerative(RanksBySimilarity, Model):
                       meta={"letter_ids": letters, "first_token": int(next_logprobs.argmax())})
 
 
-def _repeat_cache(cache, times: int):
-    """A copy of a one-row KV cache repeated ``times`` times along the batch."""
-    import copy
-
-    repeated = copy.deepcopy(cache)
-    if times > 1:
-        repeated.batch_repeat_interleave(times)
-    return repeated
-
-
-def refuse_untrusted_code(path: str, config: dict, trust_remote_code: bool) -> None:
-    """A model whose config names its own Python classes (``auto_map``: MiniCPM-V, Phi-3.5-Vision,
-    InternLM-XComposer ship this way) runs that code when it loads: refused in one line unless
-    the user said to trust it (transformers' own refusal runs over several lines)."""
-    if config.get("auto_map") and not trust_remote_code:
-        raise ValueError(f"{path} ships its own model code (auto_map in config.json), which would run on this "
-                         "machine when it loads; pass --model-arg trust_remote_code=true to run it")
-
-
-def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None = None,
-                    revision: str | None = None, gguf_file: str | None = None, trust_remote_code: bool = False):
-    """Model and tokenizer from a hub id or a folder (a video LLM's processor is not built
-    here: timefoil makes its inputs itself, see hf_inputs)."""
-    torch = _torch()
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PretrainedConfig
-
-    from ..core.weights import quiet_transformers
-
-    quiet_transformers()
-    kwargs: dict[str, Any] = {"revision": revision} if revision else {}
-    if gguf_file:
-        kwargs["gguf_file"] = gguf_file
-    if not gguf_file:  # the config's plain JSON, read before any of the model's own code could be imported
-        refuse_untrusted_code(path, PretrainedConfig.get_config_dict(path, **kwargs)[0], trust_remote_code)
-    if trust_remote_code:
-        kwargs["trust_remote_code"] = True
-    config = AutoConfig.from_pretrained(path, **kwargs)
-    auto_map = getattr(config, "auto_map", None) or {}
-    if hasattr(config, "vision_config") and "AutoModelForCausalLM" not in auto_map:
-        from transformers import AutoModelForImageTextToText as model_class
-    else:  # remote-code video LLMs (MiniCPM-V, Phi-3.5-Vision) register their model as a causal LM
-        model_class = AutoModelForCausalLM
-    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
-    model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
-    return model, tokenizer
-
-
-__all__ = ["HFGenerative", "load_pretrained", "weights_fingerprint"]
+__all__ = ["HFGenerative"]

@@ -1,0 +1,82 @@
+"""Loading a transformers model and its tokenizer by hub id or folder, and the fingerprints
+that say which weights and which model code answered (a run's cache keys depend on them)."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..core.hashing import file_hash, stable_hash
+from .video_inputs import _torch
+
+
+def weights_fingerprint(path: str) -> str:
+    """For a local directory: the config's bytes, the weight files' names and sizes, and the
+    bytes of the Python files a remote-code model runs (a folder without any keeps the
+    fingerprint it always had)."""
+    if not os.path.isdir(path):
+        return path
+    listing = sorted((f, os.path.getsize(os.path.join(path, f))) for f in os.listdir(path)
+                     if f.endswith((".safetensors", ".bin", ".gguf", ".json")))
+    config = os.path.join(path, "config.json")
+    code = code_fingerprint(path)
+    return stable_hash({"files": listing, "config": file_hash(config) if os.path.exists(config) else None,
+                        **({"code": code} if code else {})})
+
+
+def code_fingerprint(folder: str) -> dict[str, str]:
+    """Each .py file in ``folder`` (a remote-code model's configuration and modeling code): its hash."""
+    if not os.path.isdir(folder):
+        return {}
+    return {f: file_hash(os.path.join(folder, f)) for f in sorted(os.listdir(folder)) if f.endswith(".py")}
+
+
+def loaded_code_fingerprint(model) -> dict[str, str]:
+    """The code a remote-code model from the hub ran: the .py files beside its modeling module
+    (transformers copies a repository's code files into one folder of its modules cache)."""
+    import inspect
+
+    try:
+        return code_fingerprint(os.path.dirname(inspect.getfile(type(model))))
+    except (TypeError, OSError):
+        return {}
+
+
+def refuse_untrusted_code(path: str, config: dict, trust_remote_code: bool) -> None:
+    """A model whose config names its own Python classes (``auto_map``: MiniCPM-V, Phi-3.5-Vision,
+    InternLM-XComposer ship this way) runs that code when it loads: refused in one line unless
+    the user said to trust it (transformers' own refusal runs over several lines)."""
+    if config.get("auto_map") and not trust_remote_code:
+        raise ValueError(f"{path} ships its own model code (auto_map in config.json), which would run on this "
+                         "machine when it loads; pass --model-arg trust_remote_code=true to run it")
+
+
+def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None = None,
+                    revision: str | None = None, gguf_file: str | None = None, trust_remote_code: bool = False):
+    """Model and tokenizer from a hub id or a folder (a video LLM's processor is not built
+    here: timefoil makes its inputs itself, see hf_inputs)."""
+    torch = _torch()
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PretrainedConfig
+
+    from ..core.weights import quiet_transformers
+
+    quiet_transformers()
+    kwargs: dict[str, Any] = {"revision": revision} if revision else {}
+    if gguf_file:
+        kwargs["gguf_file"] = gguf_file
+    if not gguf_file:  # the config's plain JSON, read before any of the model's own code could be imported
+        refuse_untrusted_code(path, PretrainedConfig.get_config_dict(path, **kwargs)[0], trust_remote_code)
+    if trust_remote_code:
+        kwargs["trust_remote_code"] = True
+    config = AutoConfig.from_pretrained(path, **kwargs)
+    auto_map = getattr(config, "auto_map", None) or {}
+    if hasattr(config, "vision_config") and "AutoModelForCausalLM" not in auto_map:
+        from transformers import AutoModelForImageTextToText as model_class
+    else:  # remote-code video LLMs (MiniCPM-V, Phi-3.5-Vision) register their model as a causal LM
+        model_class = AutoModelForCausalLM
+    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
+    return model, tokenizer
+
+
+__all__ = ["code_fingerprint", "load_pretrained", "loaded_code_fingerprint", "refuse_untrusted_code",
+           "weights_fingerprint"]
