@@ -75,6 +75,10 @@ class VideoInfo:
     height: int
     rate_guessed: bool = False  # no timestamps (a raw elementary stream): the rate is the decoder's guess
     rotation: int = 0  # degrees counter-clockwise the frames are turned to be shown upright (as ffprobe says)
+    # when the first frame is shown, in the stream's time base: time 0 of the indices. Not the
+    # stream's start time, which AVI gives as 0 where its B-frame delay stamps the first frame 1
+    # (every index would get the frame before it), nor the first packet's, which an MP4 edit list may cut
+    first_pts: int = 0
 
 
 # Elementary streams carry no timestamps: their rate is a guess (FFmpeg assumes 25 fps).
@@ -160,23 +164,23 @@ def probe(path: str, max_pixels: int | None = None) -> VideoInfo:
     with _opened(path, max_pixels) as container:
         stream = container.streams.video[0]
         rate = _frame_rate(stream)
-        n, counted, turns = stream.frames, 0, None
+        n, counted, first = stream.frames, 0, None
         for packet in container.demux(stream):
             counted += bool(packet.size)
-            if turns is None:
-                turns = next((_quarter_turns(frame.rotation) for frame in stream.decode(packet)), None)
-            if turns is not None and n:
+            if first is None:
+                first = next(iter(stream.decode(packet)), None)
+            if first is not None and n:
                 break
         n = n or counted
         if n <= 0:
             raise VideoEmpty(path, "no frames")
-        turns = turns or 0
+        turns = _quarter_turns(first.rotation) if first is not None else 0
         width, height = stream.codec_context.width, stream.codec_context.height
         formats = set((container.format.name or "").split(","))
         return VideoInfo(n_frames=int(n), fps=float(rate), width=height if turns % 2 else width,
                          height=width if turns % 2 else height,
                          rate_guessed=bool(formats & RAW_FORMATS) or not stream.average_rate,
-                         rotation=_turned(turns))
+                         rotation=_turned(turns), first_pts=_shown_at(first))
 
 
 def _upright(frame, resize: tuple[int, int] | None) -> np.ndarray:
@@ -192,10 +196,10 @@ def _upright(frame, resize: tuple[int, int] | None) -> np.ndarray:
 
 
 def decode_indices(path: str, indices: Sequence[int], resize: tuple[int, int] | None = None,
-                   max_pixels: int | None = None, skip: bool = True) -> np.ndarray:
+                   max_pixels: int | None = None, skip: bool = True, origin: int | None = None) -> np.ndarray:
     """Frames at ``indices`` (any order, repeats allowed) as uint8 [n, height, width, 3], upright;
     ``decode_frames`` also says how they were decoded."""
-    return decode_frames(path, indices, resize, max_pixels, skip)[0]
+    return decode_frames(path, indices, resize, max_pixels, skip, origin)[0]
 
 
 # Decoders for which skipping non-reference frames (FFmpeg's skip_frame=NONREF) is proven to
@@ -208,7 +212,8 @@ SKIP_PROVEN = frozenset({"h264", "hevc", "mpeg4", "mpeg2video", "mpeg1video"})
 
 
 def decode_frames(path: str, indices: Sequence[int], resize: tuple[int, int] | None = None,
-                  max_pixels: int | None = None, skip: bool = True) -> tuple[np.ndarray, str]:
+                  max_pixels: int | None = None, skip: bool = True,
+                  origin: int | None = None) -> tuple[np.ndarray, str]:
     """Frames at ``indices`` (any order, repeats allowed) as uint8 [n, height, width, 3], upright,
     and how they were decoded (recorded in each request's frame facts), e.g. "seek; non-reference
     frames skipped" or "from the start (seek failed); every frame".
@@ -228,10 +233,12 @@ def decode_frames(path: str, indices: Sequence[int], resize: tuple[int, int] | N
     wanted = sorted(set(indices))
     if not wanted:
         raise ValueError("no frames requested")
+    if origin is None:  # once, whatever passes follow (a caller that probed gives VideoInfo.first_pts)
+        origin = probe(path, max_pixels).first_pts
     seek, notes = True, []
     while True:
         try:
-            found, _, how = _decode_wanted(path, wanted, resize, max_pixels, skip, seek)
+            found, _, how = _decode_wanted(path, wanted, resize, max_pixels, skip, seek, origin)
         except _SeekFailed:
             seek = False
             notes.append("seek failed")
@@ -259,23 +266,18 @@ class _SeekFailed(VideoError):
     kind = "seek failed"
 
 
-def _first_frame_pts(path: str, max_pixels) -> int:
-    """When the first frame is shown: time 0 of the indices. Not the stream's start time, which
-    AVI gives as 0 where its B-frame delay stamps the first frame 1 (every index would get the
-    frame before it), and not the first packet's, which an MP4 edit list may cut."""
-    with _opened(path, max_pixels) as container:
-        stream = container.streams.video[0]
-        for frame in container.decode(stream):
-            return frame.pts if frame.pts is not None else 0
-    return stream.start_time or 0
+def _shown_at(frame) -> int:
+    return frame.pts if frame is not None and frame.pts is not None else 0
 
 
-def _decode_wanted(path: str, wanted: list[int], resize, max_pixels, skip: bool,
-                   seek: bool = True) -> tuple[dict[int, np.ndarray] | None, int, str]:
+def _decode_wanted(path: str, wanted: list[int], resize, max_pixels, skip: bool, seek: bool = True,
+                   origin: int | None = None) -> tuple[dict[int, np.ndarray] | None, int, str]:
     """(wanted index -> frame, frames the decoder gave, how); None where skipping may have
-    dropped a frame that was on screen. ``skip`` is honoured only for decoders in SKIP_PROVEN."""
+    dropped a frame that was on screen. ``skip`` is honoured only for decoders in SKIP_PROVEN;
+    ``origin`` is when the first frame is shown (``VideoInfo.first_pts``; probed when None)."""
     found: dict[int, np.ndarray] = {}
-    origin = _first_frame_pts(path, max_pixels)
+    if origin is None:
+        origin = probe(path, max_pixels).first_pts
     with _opened(path, max_pixels) as container:
         stream = container.streams.video[0]
         rate = _frame_rate(stream)

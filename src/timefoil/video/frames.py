@@ -157,7 +157,8 @@ class FrameStore:
         for p, source in enumerate(sources):
             wanted = sorted({e[1] for e in plan.entries if e is not None and e[0] == p})
             if wanted:
-                frames, how = decode_frames(source.path, wanted, sampling.resize, self.max_pixels)
+                frames, how = decode_frames(source.path, wanted, sampling.resize, self.max_pixels,
+                                            origin=infos[p].first_pts)
                 if frames.shape[1:3] != (height, width):
                     frames = _resize_nearest(frames, height, width)
                 per_part[p] = dict(zip(wanted, frames))

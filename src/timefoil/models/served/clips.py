@@ -36,10 +36,10 @@ def window_clip(ref: VideoRef, sampling: Sampling | None) -> bytes:
     if stop <= first:
         raise NotSendable(f"the window {ref.key()} holds no frame of the video")
     resize = sampling.resize if sampling is not None else None
-    return _encode(ref.path, range(first, stop), Fraction(info.fps).limit_denominator(1001), resize)
+    return _encode(ref.path, range(first, stop), Fraction(info.fps).limit_denominator(1001), resize, info.first_pts)
 
 
-def _encode(path: str, indices: range, rate: Fraction, resize) -> bytes:
+def _encode(path: str, indices: range, rate: Fraction, resize, origin: int) -> bytes:
     import av
     import numpy as np
 
@@ -47,7 +47,8 @@ def _encode(path: str, indices: range, rate: Fraction, resize) -> bytes:
     with av.open(buffer, "w", format="mp4") as container:
         stream = None
         for start in range(indices.start, indices.stop, CHUNK):
-            for array in decode_indices(path, range(start, min(start + CHUNK, indices.stop)), resize=resize):
+            for array in decode_indices(path, range(start, min(start + CHUNK, indices.stop)), resize=resize,
+                                        origin=origin):
                 if stream is None:  # 4:2:0 chroma needs even sides: an odd last row or column is dropped
                     stream = container.add_stream("libx264", rate=rate)
                     stream.pix_fmt, stream.options = CLIP_FORMAT["pix_fmt"], {"crf": str(CRF), "preset": "veryfast"}
