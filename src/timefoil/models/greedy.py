@@ -13,7 +13,6 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-STOPS = ("eos", "line", "max_tokens")  # why a row stopped, recorded in its answer's meta
 
 
 @dataclass
@@ -61,10 +60,11 @@ def ends_first_line(tokenizer, tokens: list[int]) -> bool:
 
 def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int],
                     first_line: Sequence[bool]) -> tuple[list[tuple[list[int], str]], int]:
-    """(generated token ids, why it stopped) per row, greedy as ``generate(do_sample=False)``,
-    and the tokens fed to the model to get them (a row's first token needs none: it comes from
-    the forward pass before). ``budgets`` caps each row's new tokens; ``first_line`` stops a
-    row at the end of its first answer line (a choice answered on one line)."""
+    """(generated token ids, why it stopped: "eos", "line" or "max_tokens") per row, greedy as
+    ``generate(do_sample=False)``, and the tokens fed to the model to get them (a row's first
+    token needs none: it comes from the forward pass before). ``budgets`` caps each row's new
+    tokens; ``first_line`` stops a row at the end of its first answer line (a choice answered
+    on one line)."""
     import torch
 
     ends = end_ids(model, tokenizer)
@@ -109,4 +109,4 @@ def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int
         logits = output.logits[:, -1].float()
 
 
-__all__ = ["Continuation", "STOPS", "cache_keyword", "cache_of", "continue_greedy", "end_ids", "kept_logits"]
+__all__ = ["Continuation", "cache_keyword", "cache_of", "continue_greedy", "end_ids", "kept_logits"]

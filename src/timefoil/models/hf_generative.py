@@ -257,11 +257,16 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         if self.prefix_reuse and len(requests) > 1:
             rows = self._prefix_forward(prompts, video, asks, said)
         else:
-            rows = []
-            for start in range(0, len(prompts), self.batch_size):
-                chunk = slice(start, start + self.batch_size)
-                rows += self._plain_forward(prompts[chunk], video, asks[chunk] if asks else None, said)
+            rows = self._plain_rows(prompts, video, asks, said)
         return rows if asks is None else (rows, said)
+
+    def _plain_rows(self, prompts: list[tuple[str, str]], video, asks=None, said: list | None = None) -> list:
+        """The plain forward in batches of ``batch_size``."""
+        rows = []
+        for start in range(0, len(prompts), self.batch_size):
+            chunk = slice(start, start + self.batch_size)
+            rows += self._plain_forward(prompts[chunk], video, asks[chunk] if asks else None, said)
+        return rows
 
     def _continue(self, asks, said: list | None, state: Continuation) -> None:
         if asks:

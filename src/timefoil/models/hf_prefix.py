@@ -37,11 +37,7 @@ class PrefixReuse:
         if any(types[0, shared:].any() for types in token_types.values()):
             shared = 0  # the video (every image) must lie wholly in the prefix
         if shared < 1:
-            rows = []
-            for start in range(0, len(prompts), self.batch_size):
-                chunk = slice(start, start + self.batch_size)
-                rows += self._plain_forward(prompts[chunk], video, asks[chunk] if asks else None, said)
-            return rows
+            return self._plain_rows(prompts, video, asks, said)
         prefix_inputs = {k: v for k, v in encoded[0].items() if k not in ("input_ids", "attention_mask", *token_types)}
         prefix_inputs.update(input_ids=sequences[0][None, :shared], position_ids=positions[0][..., :shared],
                              attention_mask=torch.ones(1, shared, dtype=torch.long, device=self.device))
