@@ -33,8 +33,8 @@ import torch
 from timefoil.core.items import VideoRef
 from timefoil.core.threads import apply_threads
 from timefoil.models.families import FAMILIES
-from timefoil.models.hf_generative import HFGenerative
-from timefoil.models.hf_inputs import frames_of
+from timefoil.models.local.hf_generative import HFGenerative
+from timefoil.models.local.hf_inputs import frames_of
 from timefoil.models.requests import Request
 from timefoil.protocols import Prompts
 from timefoil.testing import pattern_frames, vlm_tokenizer, write_processor_files

@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from timefoil.models.hf_generative import HFGenerative
+from timefoil.models.local.hf_generative import HFGenerative
 from timefoil.models.requests import Request
 from timefoil.testing import word_tokenizer
 

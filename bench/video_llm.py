@@ -23,8 +23,8 @@ import time
 import torch
 
 from timefoil.core.items import VideoRef
-from timefoil.models.hf_generative import HFGenerative
-from timefoil.models.hf_inputs import frames_of
+from timefoil.models.local.hf_generative import HFGenerative
+from timefoil.models.local.hf_inputs import frames_of
 from timefoil.protocols import Prompts
 from timefoil.models.requests import Request
 from timefoil.models.families import FAMILIES

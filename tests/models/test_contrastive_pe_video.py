@@ -17,7 +17,7 @@ from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.execution.store import RunLog  # noqa: E402
 from timefoil.models import load_model  # noqa: E402
-from timefoil.models.pe_video import PeVideoPixels  # noqa: E402
+from timefoil.models.local.pe_video import PeVideoPixels  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_pe_video  # noqa: E402
 from timefoil.video import FrameStore, Sampling  # noqa: E402
 

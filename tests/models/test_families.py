@@ -13,8 +13,8 @@ pytest.importorskip("transformers")
 
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.families import FAMILIES, FamilySpec, build_vision  # noqa: E402
-from timefoil.models.hf_generative import HFGenerative  # noqa: E402
-from timefoil.models.hf_inputs import frames_of  # noqa: E402
+from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
+from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.video_inputs import Timing, UnsupportedFamily, build_batch  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402

@@ -70,7 +70,7 @@ def test_remote_code_fault(fault: Fault, tmp_path: Path, monkeypatch):
 
 
 def test_a_change_to_the_folders_code_changes_the_weights_fingerprint(tmp_path):
-    from timefoil.models.hf_loading import weights_fingerprint
+    from timefoil.models.local.hf_loading import weights_fingerprint
 
     folder = tiny_remote_code(tmp_path / "model", ["a red square jumps"])
     before = weights_fingerprint(folder)

@@ -9,9 +9,9 @@ pytest.importorskip("transformers")
 
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.families import FAMILIES  # noqa: E402
-from timefoil.models.greedy import Continuation, continue_greedy  # noqa: E402
-from timefoil.models.hf_generative import HFGenerative  # noqa: E402
-from timefoil.models.hf_inputs import frames_of  # noqa: E402
+from timefoil.models.local.greedy import Continuation, continue_greedy  # noqa: E402
+from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
+from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm, word_tokenizer  # noqa: E402

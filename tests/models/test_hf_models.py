@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from timefoil.models import load_model  # noqa: E402
-from timefoil.models.hf_generative import HFGenerative  # noqa: E402
+from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
 from timefoil import RunConfig, run  # noqa: E402

@@ -21,8 +21,8 @@ ANSWER_EVERY_KIND = textwrap.dedent("""
     import sys
 
     from timefoil.core.items import VideoRef
-    from timefoil.models.hf_generative import HFGenerative
-    from timefoil.models.hf_inputs import frames_of
+    from timefoil.models.local.hf_generative import HFGenerative
+    from timefoil.models.local.hf_inputs import frames_of
     from timefoil.models.requests import Request
     from timefoil.testing import pattern_frames
 

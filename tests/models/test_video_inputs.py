@@ -24,7 +24,7 @@ from timefoil.models.video_inputs import (  # noqa: E402
     expand_placeholders,
     smart_resize,
 )
-from timefoil.models.hf_inputs import torchvision_imports  # noqa: E402
+from timefoil.models.local.hf_inputs import torchvision_imports  # noqa: E402
 from timefoil.testing import (pattern_frames, tensor_digest, vlm_prompt, vlm_tokenizer,  # noqa: E402
                               write_processor_files)
 from helpers import TESTS  # noqa: E402
@@ -186,7 +186,7 @@ def test_the_default_paths_check_compares_an_unequal_batch_input_by_input(tmp_pa
     token types are equal (one begin token, pads on the left); without torchvision only the pixels
     differ, by PIL's resize. A processor padding on the right, as processors do unless told,
     differs in the token ids and in the attention mask."""
-    from timefoil.models import hf_inputs
+    from timefoil.models.local import hf_inputs
 
     tokenizer = vlm_tokenizer(WORDS, "gemma3", adds_bos=True)
     tokenizer.padding_side = "left"

@@ -10,8 +10,8 @@ pytest.importorskip("transformers")
 
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.families import FAMILIES, taking  # noqa: E402
-from timefoil.models.hf_generative import HFGenerative  # noqa: E402
-from timefoil.models.hf_inputs import frames_of, torchvision_imports  # noqa: E402
+from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
+from timefoil.models.local.hf_inputs import frames_of, torchvision_imports  # noqa: E402
 from timefoil.models.video_inputs import Timing, build_batch  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402

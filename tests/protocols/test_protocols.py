@@ -236,7 +236,7 @@ def test_prepare_sources_are_declared():
 
 
 def test_model_options_are_typed_by_the_adapters_signature():
-    from timefoil.models.hf_generative import HFGenerative
+    from timefoil.models.local.hf_generative import HFGenerative
     from timefoil.models.served.openai import OpenAICompatible
 
     typed = typed_options(HFGenerative, {"revision": "2024", "batch_size": "4", "prefix_reuse": "false",
@@ -254,7 +254,7 @@ def test_model_options_are_typed_by_the_adapters_signature():
 
 
 def test_blind_lm_converts_its_weights_into_the_runs_cache(suite, tmp_path, monkeypatch):
-    import timefoil.models.text_models as text_models
+    import timefoil.models.local.text_models as text_models
     from timefoil.core.weights import ModelUnavailable
 
     seen = []

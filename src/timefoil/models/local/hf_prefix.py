@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .greedy import Continuation, cache_keyword, cache_of, kept_logits
-from .video_inputs import _torch
+from ..video_inputs import _torch
 
 # per-token types that mark vision tokens (nonzero), cut with the prefix: Qwen's and Gemma 3's
 TOKEN_TYPE_INPUTS = ("mm_token_type_ids", "token_type_ids")

@@ -13,10 +13,10 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any, Sequence
 
-from ..core.hashing import stable_hash
-from .requests import Answer, Request
-from ..video.frames import content_key
-from .base import FrameSource, Model, ranks_of
+from ...core.hashing import stable_hash
+from ..requests import Answer, Request
+from ...video.frames import content_key
+from ..base import FrameSource, Model, ranks_of
 from .blip2 import BLIP2_SCORES, BLIP2_TYPES, Blip2Matcher, load_blip2_retrieval
 from .hf_loading import weights_fingerprint
 from .pe_video import PE_VIDEO_TYPES, load_pe_video, text_embeddings, video_embedding
@@ -211,7 +211,7 @@ def load_hf_contrastive(path: str, dtype: str = "float32"):
     import torch
     from transformers import AutoConfig, AutoModel, AutoProcessor
 
-    from ..core.weights import quiet_transformers
+    from ...core.weights import quiet_transformers
 
     quiet_transformers()
     config = AutoConfig.from_pretrained(path)

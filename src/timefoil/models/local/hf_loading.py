@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..core.hashing import file_hash, stable_hash
-from .video_inputs import _torch
+from ...core.hashing import file_hash, stable_hash
+from ..video_inputs import _torch
 
 
 def weights_fingerprint(path: str) -> str:
@@ -57,7 +57,7 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     torch = _torch()
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PretrainedConfig
 
-    from ..core.weights import quiet_transformers
+    from ...core.weights import quiet_transformers
 
     quiet_transformers()
     kwargs: dict[str, Any] = {"revision": revision} if revision else {}

@@ -14,9 +14,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..video.frames import Frames
-from .families import FAMILIES, INPUT_KINDS, TIME_ORIGINS, build_vision, family_spec, taking
-from .video_inputs import Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template
+from ...video.frames import Frames
+from ..families import FAMILIES, INPUT_KINDS, TIME_ORIGINS, build_vision, family_spec, taking
+from ..video_inputs import Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template
 
 PREPROCESS = ("timefoil", "official")
 VIDEO_AS = ("auto", *INPUT_KINDS)  # auto: the family's first (video where it takes video)
