@@ -23,19 +23,17 @@ PATCH, MERGE, TEMPORAL = 8, 2, 2
 
 
 def make(folder: str, words: list[str]) -> None:
-    from transformers import MuseGlimmerConfig, MuseGlimmerForConditionalGeneration
+    from transformers import MuseGlimmerConfig, MuseGlimmerForConditionalGeneration, MuseGlimmerProcessor
 
-    processor = muse_processor(words)
-    tokenizer = processor.tokenizer
+    tokenizer, images, videos = muse_parts(words)
+    processor = MuseGlimmerProcessor(image_processor=images, video_processor=videos, tokenizer=tokenizer,
+                                     chat_template=TEMPLATE)
     config = MuseGlimmerConfig(
         text_config=dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, head_dim=8, sliding_window=64,
                          pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
                          eos_token_id=tokenizer.eos_token_id, max_position_embeddings=4096),
-        # pos_emb 8x8 patches: the 8x10 grid of a frame is interpolated from it, as the real 32x32 table is
-        vision_config=dict(patch_size=PATCH, merge_size=MERGE, patch_temporal=TEMPORAL, hidden_size=32,
-                           intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, pos_emb_height=8,
-                           pos_emb_width=8, max_position_embeddings=64),
+        vision_config=vision_config(),
         image_token_id=tokenizer.convert_tokens_to_ids("<|patch|>"),
         video_token_id=tokenizer.convert_tokens_to_ids("<|video|>"),
         out_hidden_size=32 * MERGE * MERGE, projector_hidden_size=64)
@@ -43,16 +41,22 @@ def make(folder: str, words: list[str]) -> None:
     processor.save_pretrained(folder)
 
 
-def muse_processor(words):
-    from transformers import MuseGlimmerImageProcessor, MuseGlimmerProcessor, MuseGlimmerVideoProcessor
+def muse_parts(words, extra_tokens=()):
+    """The tokenizer and the image and video processors that Muse Glimmer and Muse Spark share."""
+    from transformers import MuseGlimmerImageProcessor, MuseGlimmerVideoProcessor
 
     # the real tokenizer puts <|begin_of_text|> first; here it is the word tokenizer's <s>
-    tokenizer = tiny_tokenizer([*words, TIME_WORDS], TOKENS, TEMPLATE, adds_bos=True)
+    tokenizer = tiny_tokenizer([*words, TIME_WORDS], [*TOKENS, *extra_tokens], TEMPLATE, adds_bos=True)
     pixels = dict(patch_size=PATCH, merge_size=MERGE, temporal_patch_size=TEMPORAL)
     # at most 20 merged tokens a frame: 60x80 becomes 64x80, 4x5 tokens per temporal patch; the
     # processor reads the frames' times from the video processor's metadata, which it returns only
     # when asked (the processor does not ask, unlike Qwen3-VL's)
     videos = MuseGlimmerVideoProcessor(max_video_frame_tokens=20, return_metadata=True, **pixels)
-    return MuseGlimmerProcessor(image_processor=MuseGlimmerImageProcessor(max_image_tokens=20, **pixels),
-                                video_processor=videos,
-                                tokenizer=tokenizer, chat_template=TEMPLATE)
+    return tokenizer, MuseGlimmerImageProcessor(max_image_tokens=20, **pixels), videos
+
+
+def vision_config() -> dict:
+    # pos_emb 8x8 patches: the 8x10 grid of a frame is interpolated from it, as the real 32x32 table is
+    return dict(patch_size=PATCH, merge_size=MERGE, patch_temporal=TEMPORAL, hidden_size=32, intermediate_size=64,
+                num_hidden_layers=2, num_attention_heads=4, pos_emb_height=8, pos_emb_width=8,
+                max_position_embeddings=64)
