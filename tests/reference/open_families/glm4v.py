@@ -1,6 +1,6 @@
 """GLM-4.1V: a video is written ``<|begin_of_video|><|video|><|end_of_video|>`` and the processor
 turns ``<|video|>`` into one ``<|begin_of_image|>...<|end_of_image|>`` block per temporal patch,
-each followed by its time in whole seconds (so the tokenizer knows the digits)."""
+each followed by its time (whole seconds here, "0.0 seconds" in GLM-4.5V, which shares the recipe)."""
 from __future__ import annotations
 
 from . import shrink, tiny_tokenizer
@@ -20,16 +20,21 @@ CHAT_TEMPLATE = (
 # the roles are single tokens in the real vocabulary
 SPECIAL = ["[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|begin_of_image|>", "<|end_of_image|>",
            "<|begin_of_video|>", "<|end_of_video|>", "<|image|>", "<|video|>"]
+TIMES = " ".join(map(str, range(100))) + " . seconds"  # the words of the frames' times
 PATCH, MERGE = 4, 2
 
 
-def make(folder: str, words: list[str]) -> None:
-    from transformers import (Glm4vConfig, Glm4vForConditionalGeneration, Glm4vImageProcessor, Glm4vProcessor,
-                              Glm4vVideoProcessor)
+def save(folder: str, words: list[str], prefix: str) -> None:
+    """The tiny model and processor of the GLM-4.1V layout, from the transformers classes named
+    ``prefix`` + Config, ForConditionalGeneration, ImageProcessor, VideoProcessor, Processor."""
+    import transformers
 
-    tokenizer = tiny_tokenizer(list(words) + [" ".join(map(str, range(100)))], SPECIAL, CHAT_TEMPLATE)
+    def named(suffix):
+        return getattr(transformers, prefix + suffix)
+
+    tokenizer = tiny_tokenizer(list(words) + [TIMES], SPECIAL, CHAT_TEMPLATE)
     ids = dict(zip(SPECIAL, tokenizer.convert_tokens_to_ids(SPECIAL)))
-    config = shrink(Glm4vConfig(), image_token_id=ids["<|image|>"], video_token_id=ids["<|video|>"],
+    config = shrink(named("Config")(), image_token_id=ids["<|image|>"], video_token_id=ids["<|video|>"],
                     image_start_token_id=ids["<|begin_of_image|>"], image_end_token_id=ids["<|end_of_image|>"],
                     video_start_token_id=ids["<|begin_of_video|>"], video_end_token_id=ids["<|end_of_video|>"])
     text = config.text_config
@@ -41,10 +46,14 @@ def make(folder: str, words: list[str]) -> None:
     vision = config.vision_config
     vision.patch_size, vision.spatial_merge_size, vision.image_size = PATCH, MERGE, 32
     vision.out_hidden_size = text.hidden_size
-    Glm4vForConditionalGeneration(config).save_pretrained(folder)
+    named("ForConditionalGeneration")(config).save_pretrained(folder)
     pixels = {"patch_size": PATCH, "merge_size": MERGE, "temporal_patch_size": 2}
     # size counts the pixels of all frames: 8 frames of 60x80 become 24x32
-    images = Glm4vImageProcessor(size={"shortest_edge": 64, "longest_edge": 2 * 32 * 32}, **pixels)
-    videos = Glm4vVideoProcessor(size={"shortest_edge": 64, "longest_edge": 8 * 32 * 32}, **pixels)
-    Glm4vProcessor(image_processor=images, tokenizer=tokenizer, video_processor=videos,
-                   chat_template=CHAT_TEMPLATE).save_pretrained(folder)
+    images = named("ImageProcessor")(size={"shortest_edge": 64, "longest_edge": 2 * 32 * 32}, **pixels)
+    videos = named("VideoProcessor")(size={"shortest_edge": 64, "longest_edge": 8 * 32 * 32}, **pixels)
+    named("Processor")(image_processor=images, tokenizer=tokenizer, video_processor=videos,
+                       chat_template=CHAT_TEMPLATE).save_pretrained(folder)
+
+
+def make(folder: str, words: list[str]) -> None:
+    save(folder, words, "Glm4v")
