@@ -24,19 +24,38 @@ TIMES = " ".join(map(str, range(100))) + " . seconds"  # the words of the frames
 PATCH, MERGE = 4, 2
 
 
-def save(folder: str, words: list[str], prefix: str) -> None:
-    """The tiny model and processor of the GLM-4.1V layout, from the transformers classes named
-    ``prefix`` + Config, ForConditionalGeneration, ImageProcessor, VideoProcessor, Processor."""
-    import transformers
-
-    def named(suffix):
-        return getattr(transformers, prefix + suffix)
-
+def glm_tokenizer(words: list[str]):
+    """The tokenizer with GLM's special tokens and template, and the config's token-id fields."""
     tokenizer = tiny_tokenizer(list(words) + [TIMES], SPECIAL, CHAT_TEMPLATE)
     ids = dict(zip(SPECIAL, tokenizer.convert_tokens_to_ids(SPECIAL)))
-    config = shrink(named("Config")(), image_token_id=ids["<|image|>"], video_token_id=ids["<|video|>"],
-                    image_start_token_id=ids["<|begin_of_image|>"], image_end_token_id=ids["<|end_of_image|>"],
-                    video_start_token_id=ids["<|begin_of_video|>"], video_end_token_id=ids["<|end_of_video|>"])
+    return tokenizer, {"image_token_id": ids["<|image|>"], "video_token_id": ids["<|video|>"],
+                       "image_start_token_id": ids["<|begin_of_image|>"], "image_end_token_id": ids["<|end_of_image|>"],
+                       "video_start_token_id": ids["<|begin_of_video|>"], "video_end_token_id": ids["<|end_of_video|>"]}
+
+
+def save_processor(folder: str, tokenizer, prefix: str, image_budget: dict | None = None,
+                   video_budget: dict | None = None) -> None:
+    """The processor from the transformers classes named ``prefix`` + ImageProcessor, VideoProcessor,
+    Processor; a budget replaces the pixel ``size`` where the processor counts it otherwise."""
+    import transformers
+
+    pixels = {"patch_size": PATCH, "merge_size": MERGE, "temporal_patch_size": 2}
+    # size counts the pixels of all frames: 8 frames of 60x80 become 24x32
+    images = getattr(transformers, prefix + "ImageProcessor")(
+        **(image_budget or {"size": {"shortest_edge": 64, "longest_edge": 2 * 32 * 32}}), **pixels)
+    videos = getattr(transformers, prefix + "VideoProcessor")(
+        **(video_budget or {"size": {"shortest_edge": 64, "longest_edge": 8 * 32 * 32}}), **pixels)
+    getattr(transformers, prefix + "Processor")(image_processor=images, tokenizer=tokenizer, video_processor=videos,
+                                                chat_template=CHAT_TEMPLATE).save_pretrained(folder)
+
+
+def save(folder: str, words: list[str], prefix: str) -> None:
+    """The tiny model and processor of the GLM-4.1V layout, from the transformers classes named
+    ``prefix`` + Config, ForConditionalGeneration and those of ``save_processor``."""
+    import transformers
+
+    tokenizer, token_ids = glm_tokenizer(words)
+    config = shrink(getattr(transformers, prefix + "Config")(), **token_ids)
     text = config.text_config
     text.vocab_size, text.pad_token_id = len(tokenizer), tokenizer.pad_token_id
     # head_dim 16, half of it rotated, split over time, height and width as the real config splits it
@@ -46,13 +65,8 @@ def save(folder: str, words: list[str], prefix: str) -> None:
     vision = config.vision_config
     vision.patch_size, vision.spatial_merge_size, vision.image_size = PATCH, MERGE, 32
     vision.out_hidden_size = text.hidden_size
-    named("ForConditionalGeneration")(config).save_pretrained(folder)
-    pixels = {"patch_size": PATCH, "merge_size": MERGE, "temporal_patch_size": 2}
-    # size counts the pixels of all frames: 8 frames of 60x80 become 24x32
-    images = named("ImageProcessor")(size={"shortest_edge": 64, "longest_edge": 2 * 32 * 32}, **pixels)
-    videos = named("VideoProcessor")(size={"shortest_edge": 64, "longest_edge": 8 * 32 * 32}, **pixels)
-    named("Processor")(image_processor=images, tokenizer=tokenizer, video_processor=videos,
-                       chat_template=CHAT_TEMPLATE).save_pretrained(folder)
+    getattr(transformers, prefix + "ForConditionalGeneration")(config).save_pretrained(folder)
+    save_processor(folder, tokenizer, prefix)
 
 
 def make(folder: str, words: list[str]) -> None:
