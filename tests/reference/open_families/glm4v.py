@@ -34,9 +34,9 @@ def glm_tokenizer(words: list[str]):
 
 
 def save_processor(folder: str, tokenizer, prefix: str, image_budget: dict | None = None,
-                   video_budget: dict | None = None) -> None:
+                   video_budget: dict | None = None, processor: str | None = None) -> None:
     """The processor from the transformers classes named ``prefix`` + ImageProcessor, VideoProcessor,
-    Processor; a budget replaces the pixel ``size`` where the processor counts it otherwise."""
+    Processor (or ``processor``); a budget replaces the pixel ``size`` where the processor counts it otherwise."""
     import transformers
 
     pixels = {"patch_size": PATCH, "merge_size": MERGE, "temporal_patch_size": 2}
@@ -45,13 +45,14 @@ def save_processor(folder: str, tokenizer, prefix: str, image_budget: dict | Non
         **(image_budget or {"size": {"shortest_edge": 64, "longest_edge": 2 * 32 * 32}}), **pixels)
     videos = getattr(transformers, prefix + "VideoProcessor")(
         **(video_budget or {"size": {"shortest_edge": 64, "longest_edge": 8 * 32 * 32}}), **pixels)
-    getattr(transformers, prefix + "Processor")(image_processor=images, tokenizer=tokenizer, video_processor=videos,
-                                                chat_template=CHAT_TEMPLATE).save_pretrained(folder)
+    getattr(transformers, processor or prefix + "Processor")(
+        image_processor=images, tokenizer=tokenizer, video_processor=videos, chat_template=CHAT_TEMPLATE,
+    ).save_pretrained(folder)
 
 
-def save(folder: str, words: list[str], prefix: str) -> None:
-    """The tiny model and processor of the GLM-4.1V layout, from the transformers classes named
-    ``prefix`` + Config, ForConditionalGeneration and those of ``save_processor``."""
+def save(folder: str, words: list[str], prefix: str, processor: str | None = None) -> None:
+    """The tiny model and processor of the GLM-4.1V layout: the config ``prefix`` + Config, the
+    model transformers registers for it, the processors of ``save_processor``."""
     import transformers
 
     tokenizer, token_ids = glm_tokenizer(words)
@@ -65,8 +66,8 @@ def save(folder: str, words: list[str], prefix: str) -> None:
     vision = config.vision_config
     vision.patch_size, vision.spatial_merge_size, vision.image_size = PATCH, MERGE, 32
     vision.out_hidden_size = text.hidden_size
-    getattr(transformers, prefix + "ForConditionalGeneration")(config).save_pretrained(folder)
-    save_processor(folder, tokenizer, prefix)
+    transformers.AutoModelForImageTextToText.from_config(config).save_pretrained(folder)
+    save_processor(folder, tokenizer, prefix, processor=processor)
 
 
 def make(folder: str, words: list[str]) -> None:
