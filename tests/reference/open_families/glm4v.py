@@ -20,7 +20,7 @@ CHAT_TEMPLATE = (
 # the roles are single tokens in the real vocabulary
 SPECIAL = ["[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|begin_of_image|>", "<|end_of_image|>",
            "<|begin_of_video|>", "<|end_of_video|>", "<|image|>", "<|video|>"]
-TIMES = " ".join(map(str, range(100))) + " . seconds"  # the words of the frames' times
+TIMES = " ".join(map(str, range(1000))) + " . seconds"  # the words of the frames' times
 PATCH, MERGE = 4, 2
 
 

@@ -18,7 +18,7 @@ CHAT_TEMPLATE = (
     "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}{% endfor %}{% endif %}[e~[\n{% endfor %}"
     "{% if add_generation_prompt %}]~b]ai\n{% endif %}")
 SPECIAL = ["]~!b[", "]~b]", "[e~[", "]<]image[>[", "]<]video[>[", "]<]start of image[>[", "]<]end of image[>["]
-TIMES = " ".join(map(str, range(100))) + " . seconds ] < [ > ai"  # the words of ]<]0.0 seconds[>[
+TIMES = " ".join(map(str, range(1000))) + " . seconds ] < [ > ai"  # the words of ]<]0.0 seconds[>[
 PATCH, MERGE = 10, 2  # 60x80 frames are 6x8 patches, 3x4 merged
 
 
