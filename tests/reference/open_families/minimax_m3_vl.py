@@ -9,16 +9,20 @@ from . import tiny_tokenizer
 MODEL_TYPE = "minimax_m3_vl"
 SHOWN_AS = "video"
 
-# the hub template (MiniMax-M2's): ]~!b[ opens the text, each turn is ]~b]<role>\n...[e~[\n, the
-# assistant is "ai", a visual item is its placeholder before the text of the turn
+# the hub template: ]~!b[ opens the text with a fixed system turn, each turn is ]~b]<role>\n...[e~[\n
+# (a system message is the "developer" turn, the assistant is "ai"), a visual item is its placeholder
+# before the text of the turn
+SYSTEM = "You are a helpful assistant."
+ROLES = "{'system': 'developer', 'assistant': 'ai'}"
 CHAT_TEMPLATE = (
-    "]~!b[{% for m in messages %}]~b]{{ 'ai' if m['role'] == 'assistant' else m['role'] }}\n"
+    "]~!b[]~b]system\n" + SYSTEM + "[e~[\n{% for m in messages %}]~b]{{ " + ROLES + ".get(m['role'], m['role']) }}\n"
     "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for item in m['content'] %}"
     "{% if item['type'] == 'video' %}]<]video[>[{% elif item['type'] == 'image' %}]<]image[>["
     "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}{% endfor %}{% endif %}[e~[\n{% endfor %}"
     "{% if add_generation_prompt %}]~b]ai\n{% endif %}")
 SPECIAL = ["]~!b[", "]~b]", "[e~[", "]<]image[>[", "]<]video[>[", "]<]start of image[>[", "]<]end of image[>["]
-TIMES = " ".join(map(str, range(1000))) + " . seconds ] < [ > ai"  # the words of ]<]0.0 seconds[>[
+# the words of ]<]0.0 seconds[>[, of the roles and of the fixed system turn
+PROMPT_WORDS = " ".join(map(str, range(1000))) + " . seconds ] < [ > ai developer " + SYSTEM
 PATCH, MERGE = 10, 2  # 60x80 frames are 6x8 patches, 3x4 merged
 
 
@@ -26,7 +30,7 @@ def make(folder: str, words: list[str]) -> None:
     from transformers import (MiniMaxM3SparseForConditionalGeneration, MiniMaxM3VLConfig, MiniMaxM3VLImageProcessor,
                               MiniMaxM3VLProcessor, MiniMaxM3VLVideoProcessor)
 
-    tokenizer = tiny_tokenizer(list(words) + [TIMES], SPECIAL, CHAT_TEMPLATE)
+    tokenizer = tiny_tokenizer(list(words) + [PROMPT_WORDS], SPECIAL, CHAT_TEMPLATE)
     ids = dict(zip(SPECIAL, tokenizer.convert_tokens_to_ids(SPECIAL)))
     # one full-attention and one block-sparse (lightning indexer) layer, a dense and an expert MLP
     text = dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, bos_token_id=ids["]~!b["],
