@@ -51,7 +51,8 @@ def row(model_type: str, results: dict) -> str:
         verified = "not verified on a tiny model"
     elif found["status"] == "runs":
         verified = (f"entailment, choice and generation on a tiny model, 0 errors; inputs, last-token logits and "
-                    f"greedy text equal the model card's (transformers {found['transformers']})")
+                    f"greedy text equal the model card's (transformers {found['transformers']})"
+                    + (f"; note: {found['note']}" if found.get("note") else ""))
     elif found["status"] == "refused":
         return f"| `{model_type}` | refused: {found['reason']} | | | n/a |"
     else:

@@ -8,6 +8,9 @@ from . import tiny_tokenizer
 
 MODEL_TYPE = "minimax_m3_vl"
 SHOWN_AS = "video"
+# what a researcher must know that the check cannot show: the table prints it
+NOTE = ("its processor does not resize video frames by default: frames whose sides are not multiples of "
+        "patch size x merge size (28) fail in the processor")
 
 # the hub template: ]~!b[ opens the text with a fixed system turn, each turn is ]~b]<role>\n...[e~[\n
 # (a system message is the "developer" turn, the assistant is "ai"), a visual item is its placeholder
