@@ -50,16 +50,31 @@ def refuse_untrusted_code(path: str, config: dict, trust_remote_code: bool) -> N
                          "machine when it loads; pass --model-arg trust_remote_code=true to run it")
 
 
+def language_model_types() -> set[str]:
+    """The architectures transformers loads as image-text-to-text or multimodal LMs."""
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+                                                        MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES)
+
+    return set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) | set(MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES)
+
+
+def refuse_without_language(config) -> None:
+    """A video encoder or classifier (VideoMAE, V-JEPA 2, TimeSformer...) has a video processor
+    but no language head: no request kind can be asked of it, so it is refused in one line."""
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    model_type = getattr(config, "model_type", "")
+    if model_type in VIDEO_PROCESSOR_MAPPING_NAMES and model_type not in language_model_types():
+        hint = " (PE-Video: clip:<folder>)" if model_type == "pe_video" else ""
+        raise ValueError(f"{model_type} is a video encoder or classifier without a language head: hf: answers with "
+                         f"language models only{hint}")
+
+
 def takes_vision(config) -> bool:
     """Whether a model of ``config`` is shown images or video: its architecture is one of
     transformers' image-text-to-text or multimodal LMs (an omni model keeps its vision config
     inside its thinker's), or its config has a vision part (a remote-code model)."""
-    from transformers.models.auto.modeling_auto import (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
-                                                        MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES)
-
-    model_type = getattr(config, "model_type", "")
-    return (model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
-            or model_type in MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES or hasattr(config, "vision_config"))
+    return getattr(config, "model_type", "") in language_model_types() or hasattr(config, "vision_config")
 
 
 def model_class_of(config):
@@ -96,11 +111,12 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     if trust_remote_code:
         kwargs["trust_remote_code"] = True
     config = AutoConfig.from_pretrained(path, **kwargs)
+    refuse_without_language(config)
     model_class = model_class_of(config)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
     return model, tokenizer
 
 
-__all__ = ["code_fingerprint", "load_pretrained", "loaded_code_fingerprint", "model_class_of",
-           "refuse_untrusted_code", "takes_vision", "weights_fingerprint"]
+__all__ = ["code_fingerprint", "language_model_types", "load_pretrained", "loaded_code_fingerprint", "model_class_of",
+           "refuse_untrusted_code", "refuse_without_language", "takes_vision", "weights_fingerprint"]

@@ -15,11 +15,14 @@ WHY_ONE_ROW = "one prompt per forward (the model computes its own positions; pad
 WHY_NO_PREFIX = "not shown equal to the plain forward for an architecture shown through its own processor"
 
 
+TRAINING_ONLY = ("labels",)  # PaliGemma's processor returns labels: given to the model, it computes a loss
+
+
 def model_inputs(model, batch: dict) -> dict:
     """The processor's outputs the model's forward names (a processor may also return metadata
-    the model does not take)."""
+    the model does not take), training targets aside."""
     named = inspect.signature(type(model).forward).parameters
-    return {key: value for key, value in batch.items() if key in named}
+    return {key: value for key, value in batch.items() if key in named and key not in TRAINING_ONLY}
 
 
 def generate_alone(model, tokenizer, batch: dict, budget: int, first_line: bool):
