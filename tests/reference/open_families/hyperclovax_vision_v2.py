@@ -9,8 +9,9 @@ NAMED = {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"}
 MARKERS = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>"]
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['content'] is string %}{{ m['content'] }}"
             "{% else %}{% for c in m['content'] %}{% if c['type'] == 'image' %}<|vision_start|><|image_pad|>"
-            "<|vision_end|>\n{% elif c['type'] == 'video' %}duration: {{ c.get('video_duration', '<|video_duration|>') }}"
-            "\n<|vision_start|><|video_pad|><|vision_end|>\n{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}"
+            "<|vision_end|>\n{% elif c['type'] == 'video' %}duration: "
+            "{{ c.get('video_duration', '<|video_duration|>') }}\n<|vision_start|><|video_pad|><|vision_end|>\n"
+            "{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}"
             "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n"
             "{% endif %}")
 

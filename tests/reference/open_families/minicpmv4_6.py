@@ -29,8 +29,8 @@ def build(folder: str, words: list[str], prefix: str, extra_tokens=(), **setting
     from . import shrink, tiny_tokenizer
 
     # the image-id tags hold the frame's number as text
-    tokenizer = tiny_tokenizer(list(words) + ["0 1 2 3 4 5 6 7 8 9"], CHATML + list(NAMED.values()) + list(extra_tokens),
-                               TEMPLATE, named_tokens=NAMED)
+    tokenizer = tiny_tokenizer(list(words) + ["0 1 2 3 4 5 6 7 8 9"],
+                               CHATML + list(NAMED.values()) + list(extra_tokens), TEMPLATE, named_tokens=NAMED)
     ids = {name: tokenizer.convert_tokens_to_ids(NAMED[name]) for name in ("image_token", "video_token")}
     settings = {key: tokenizer.convert_tokens_to_ids(value) if key.endswith("_id") else value
                 for key, value in settings.items()}

@@ -5,6 +5,8 @@ times ("Frame 1 sampled at 0.00 seconds and frame 2 ..."). Its processor takes o
 call when a video is shown."""
 MODEL_TYPE = "nemotron_h_omni"
 SHOWN_AS = "video"
+NOTE = ("verified without the audio tower the released checkpoint carries: timefoil gives it no audio, and "
+        "its processor takes one prompt per call when a video is shown")
 
 # ``<video>`` is no token of the real vocabulary: it is text the processor replaces
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% if m['content'] is string %}{{ m['content'] }}"

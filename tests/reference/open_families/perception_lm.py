@@ -3,6 +3,7 @@ writes one ``<|video|>`` before the user's text; the processor widens it into ea
 pooled patch tokens. The real template starts with the begin token itself."""
 MODEL_TYPE = "perception_lm"
 SHOWN_AS = "video"
+NOTE = "its vision tower is a timm model: the timm package must be installed to load it"
 
 TURN = ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
 TEMPLATE = ("{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>\n\n"
@@ -25,8 +26,8 @@ def make(folder: str, words: list[str]) -> None:
                               bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id))
     # the real tower's timm architecture, made tiny: 56-pixel frames are 4x4 patches, pooled 2x2 to 4 tokens
     vision = {"model_type": "timm_wrapper", "architecture": "vit_pe_core_large_patch14_336", "do_pooling": False,
-              "model_args": {"embed_dim": 32, "depth": 2, "num_heads": 4, "img_size": [56, 56], "ref_feat_shape": [4, 4],
-                             "attn_pool_num_heads": 4}}
+              "model_args": {"embed_dim": 32, "depth": 2, "num_heads": 4, "img_size": [56, 56],
+                             "ref_feat_shape": [4, 4], "attn_pool_num_heads": 4}}
     config = PerceptionLMConfig(text_config=text.to_dict(), vision_config=vision, projector_pooling_ratio=2,
                                 image_token_id=tokenizer.image_token_id, video_token_id=tokenizer.video_token_id)
     torch.manual_seed(0)
