@@ -7,6 +7,7 @@ from typing import Any
 
 from ...core.hashing import file_hash, stable_hash
 from ..video_inputs import _torch
+from .hf_open import refuse_unfaithful
 
 
 def weights_fingerprint(path: str) -> str:
@@ -112,6 +113,7 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
         kwargs["trust_remote_code"] = True
     config = AutoConfig.from_pretrained(path, **kwargs)
     refuse_without_language(config)
+    refuse_unfaithful(getattr(config, "model_type", ""))
     model_class = model_class_of(config)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
