@@ -58,6 +58,19 @@ def token_ids(tok) -> dict:
                 vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
 
 
+def small_hybrid_text(text, tok) -> None:
+    """Qwen3.5's kind of text config (linear and full attention layers, a partial rotary
+    m-RoPE) made tiny: one layer of each, 4 rotary frequencies per head (16 * 0.5 / 2) shared
+    out over time, height and width, the tokenizer's vocabulary and ids."""
+    text.vocab_size = len(tok)
+    text.layer_types = ["linear_attention", "full_attention"]
+    text.linear_key_head_dim = text.linear_value_head_dim = 8
+    text.linear_num_key_heads, text.linear_num_value_heads = 2, 4
+    text.head_dim = 16
+    text.rope_parameters = {**text.rope_parameters, "partial_rotary_factor": 0.5, "mrope_section": [2, 1, 1]}
+    text.pad_token_id, text.bos_token_id, text.eos_token_id = tok.pad_token_id, tok.bos_token_id, tok.eos_token_id
+
+
 def vision_sizes() -> dict:
     """What the vision sub-config must agree on with the processor."""
     return dict(patch_size=PATCH, spatial_merge_size=MERGE, temporal_patch_size=TEMPORAL)
