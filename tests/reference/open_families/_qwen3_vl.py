@@ -2,8 +2,8 @@
 (their ``processor_class`` is ``Qwen3VLProcessor``): 8-pixel patches merged 2x2, so the 8 frames
 of 60x80 become 4 temporal patches of 4x5 tokens, each written after its time.
 
-Qwen3.5's and Qwen4-Exp's tokenizer class is forced by transformers whatever the folder names
-(``MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS``): it is rebuilt as a byte-level BPE from the
+Qwen3.5's, Qwen3.5-MoE's and Qwen4-Exp's tokenizer class is forced by transformers whatever the folder
+names (``MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS``): it is rebuilt as a byte-level BPE from the
 saved vocabulary and merges, which a word-level vocabulary does not survive (every word longer
 than a byte vanishes). Those get a byte-level BPE learnt on the words instead."""
 from __future__ import annotations
