@@ -117,7 +117,17 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     model_class = model_class_of(config)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
-    return model, tokenizer
+    return answering_part(model), tokenizer
+
+
+def answering_part(model):
+    """The part of a model that reads and writes text: an omni model (Qwen2.5-Omni, Qwen3-Omni)
+    loads as a thinker that answers and a talker that speaks, and only the thinker has a forward."""
+    import torch
+
+    thinker = getattr(model, "thinker", None)
+    has_forward = type(model).forward is not torch.nn.Module.forward
+    return thinker if thinker is not None and not has_forward else model
 
 
 __all__ = ["code_fingerprint", "language_model_types", "load_pretrained", "loaded_code_fingerprint", "model_class_of",
