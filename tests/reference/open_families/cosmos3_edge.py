@@ -8,6 +8,12 @@ from . import tiny_tokenizer
 
 MODEL_TYPE = "cosmos3_edge"
 SHOWN_AS = "video"
+# what a researcher must know that the check cannot show: the table prints it
+NOTE = (
+    "its processor class asks for neither the frames' metadata (return_metadata) it reads the times from nor "
+    "the token types (return_mm_token_type_ids) its model needs for multimodal positions: verified with a "
+    "saved video processor and tokenizer that ask for them; a checkpoint that does not save both fails "
+    "(KeyError: 'video_metadata' in the processor, then ValueError: mm_token_type_ids is missing in the model)")
 
 TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"

@@ -8,6 +8,11 @@ from . import tiny_tokenizer
 
 MODEL_TYPE = "muse_glimmer"
 SHOWN_AS = "video"
+# what a researcher must know that the check cannot show: the table prints it
+NOTE = (
+    "its processor reads the frames' times from metadata its video processor returns only when asked "
+    "(return_metadata), which the processor class does not ask for: verified with a saved video processor "
+    "that returns it; a checkpoint that does not save it fails in the processor (KeyError: 'video_metadata')")
 
 # Llama 4's markup: <|begin_of_text|>, then <|header_start|>role<|header_end|>\n\n ... <|eot|> per message
 TEMPLATE = (

@@ -3,9 +3,11 @@ experts text model and an audio tower (built tiny; no audio is given, so it is n
 from __future__ import annotations
 
 from .muse_glimmer import MERGE, TEMPLATE, muse_parts, vision_config
+from .muse_glimmer import NOTE as GLIMMER_NOTE
 
 MODEL_TYPE = "muse_spark"
 SHOWN_AS = "video"
+NOTE = GLIMMER_NOTE  # its processor class asks for the frames' metadata no more than Muse Glimmer's does
 
 AUDIO_TOKENS = ["<|audio|>", "<|soft_audio_start|>", "<|soft_audio_end|>"]
 
