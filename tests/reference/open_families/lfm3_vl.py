@@ -1,8 +1,9 @@
 """LFM3-VL: Qwen2-VL's image processor and Qwen3-VL's video processor under a processor of its
 own, which writes each temporal patch as its time ("<1.2 seconds>") and its tokens between
-``<|vision_start|>`` and ``<|vision_end|>``. Since that expansion brings its own delimiters, the
-template writes a video as the bare ``<|video_pad|>`` (an image, expanded without them, keeps its
-``<|vision_start|>...<|vision_end|>``), in the user turn before its text."""
+``<|vision_start|>`` and ``<|vision_end|>``. The hub template cannot be read offline: the video
+is written as the bare ``<|video_pad|>`` in the user turn before its text, as LFM2-VL's template
+writes its placeholder bare and this expansion brings its own delimiters (an image, expanded
+without them, keeps its ``<|vision_start|>...<|vision_end|>``)."""
 from __future__ import annotations
 
 from . import shrink, tiny_tokenizer
