@@ -28,8 +28,8 @@ def family_spec(model_type: str) -> FamilySpec:
     """The family of ``model_type``; one that is not in the table is refused naming those that are."""
     if model_type not in FAMILIES:
         raise UnsupportedFamily(f"timefoil builds video inputs for {', '.join(FAMILIES)}; {model_type!r} is not one "
-                                "of them (--model-arg preprocess=official uses the model's own processor; text-only "
-                                "models load as causal LMs)")
+                                "of them (leave preprocess unset, or =official, to show it through the model's own "
+                                "processor; text-only models load as causal LMs)")
     return FAMILIES[model_type]
 
 

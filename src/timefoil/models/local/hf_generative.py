@@ -35,7 +35,8 @@ from ...video.frames import Frames
 from ..base import FrameSource, Model, RanksBySimilarity
 from .greedy import Continuation, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
-from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, weights_fingerprint
+from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, takes_vision, weights_fingerprint
+from .hf_open import ROWS, WHY_NO_PREFIX, WHY_ONE_ROW, generate_alone, model_inputs
 from .hf_prefix import PrefixReuse
 from ..video_inputs import _torch
 
@@ -51,7 +52,7 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
     def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
                  device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
-                 preprocess: str = "timefoil", video_as: str = "auto", score: str = "auto",
+                 preprocess: str = "auto", video_as: str = "auto", score: str = "auto",
                  choice_reading: str = "generate", trust_remote_code: bool = False, time_origin: str | None = None,
                  model=None, processor=None):
         torch = _torch()
@@ -72,7 +73,7 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         model_type = getattr(model.config, "model_type", "")
-        self.inputs = InputEncoder(path, model_type, tokenizer, vision=hasattr(model.config, "vision_config"),
+        self.inputs = InputEncoder(path, model_type, tokenizer, vision=takes_vision(model.config),
                                    revision=revision, preprocess=preprocess, video_as=video_as, processor=processor,
                                    trust_remote_code=self.trust_remote_code, time_origin=time_origin)
         if processor is not None:
@@ -91,6 +92,9 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         self.score_mode = ("perplexity" if plain_lm else "conditional") if score == "auto" else score
         family = self.inputs.family if self.multimodal else None
         self.prefix_reuse_off = family.prefix_reuse_off if family and prefix_reuse else None
+        if self.inputs.open:  # the open path (hf_open): unpadded prompts, the model's own positions
+            self.batch_size = ROWS
+            self.prefix_reuse_off = WHY_NO_PREFIX if prefix_reuse else None
         self.prefix_reuse = bool(prefix_reuse) and self.prefix_reuse_off is None
         text_config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
         self.sliding_window = "sliding_attention" in (getattr(text_config, "layer_types", None) or ())
@@ -112,6 +116,8 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         notes = {"preprocess_check": self.inputs.check} if self.inputs.check is not None else {}
         if self.prefix_reuse_off:  # answers come from the plain path, as with prefix_reuse=false: a note
             notes["prefix_reuse"] = f"off for {self.inputs.model_type}: {self.prefix_reuse_off}"
+        if self.inputs.open:
+            notes["open_path"] = f"{self.inputs.model_type} shown through its own processor, {WHY_ONE_ROW}"
         return notes
 
     # -- prompts -------------------------------------------------------------------------
@@ -281,7 +287,10 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         torch = _torch()
         texts = [p + c for p, c in prompts]
         batch = self._encode(texts, [video] * len(texts) if video is not None else None)
-        batch["position_ids"] = self.inputs.positions(self.model, batch)
+        positions = self.inputs.positions(self.model, batch)
+        if positions is None:  # the open path: one prompt, positions the model's own
+            return self._open_forward(batch, prompts, asks, said)
+        batch["position_ids"] = positions
         captions = [len(self.tokenizer.encode(c, add_special_tokens=False)) if c else 0 for _, c in prompts]
         # left padded: every row ends at the batch's last token, so the last positions are every
         # row's (a caption's tokens and the one before them, or the next-token distribution)
@@ -302,6 +311,27 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
             else:
                 rows.append((logprobs[b, -1], None))
         return rows
+
+    def _open_forward(self, batch: dict, prompts: list[tuple[str, str]], asks=None,
+                      said: list | None = None) -> list[tuple[Any, float | None]]:
+        """One prompt on the open path: the forward (or, for an answer, the model's own
+        generate) on exactly what its processor returned, positions left to the model."""
+        torch = _torch()
+        (prompt, caption), = prompts
+        inputs = model_inputs(self.model, batch)
+        self.stats["forward_tokens"] += int(batch["input_ids"].shape[1])
+        if asks:
+            first, answer, fed = generate_alone(self.model, self.tokenizer, inputs, *asks[0])
+            said.append(answer)
+            self.stats["forward_tokens"] += fed
+            return [(torch.log_softmax(first, dim=-1), None)]
+        n_caption = len(self.tokenizer.encode(caption, add_special_tokens=False)) if caption else 0
+        logits = self.model(**inputs, **kept_logits(self.model, n_caption + 1)).logits[0]
+        logprobs = torch.log_softmax(logits.float(), -1)
+        if not n_caption:
+            return [(logprobs[-1], None)]
+        ids = batch["input_ids"][0, -n_caption:]
+        return [(None, float(logprobs[-n_caption - 1:-1].gather(-1, ids[:, None]).mean()))]
 
     def _yes_no(self, next_logprobs) -> Answer:
         probs = next_logprobs.exp()

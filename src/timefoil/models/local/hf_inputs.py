@@ -1,10 +1,13 @@
 """From requests to transformers model inputs: chat prompts, tokens, pixels and positions.
 
-Video LLMs get their inputs from timefoil's own builder (``video_inputs``) by default, on
-every machine, so CPU and GPU runs see identical inputs. ``preprocess=official`` uses the
-model's ``AutoProcessor`` instead (it needs torchvision). Where torchvision imports, the first
-video batch is also built by the official processor and compared, so a transformers release
-that changes its preprocessing cannot go unnoticed.
+Video LLMs of the families in ``models/families`` get their inputs from timefoil's own builder
+(``video_inputs``) by default, on every machine, so CPU and GPU runs see identical inputs.
+``preprocess=official`` uses the model's ``AutoProcessor`` instead (its video processor needs
+torchvision). Where torchvision imports, the first video batch is also built by the official
+processor and compared, so a transformers release that changes its preprocessing cannot go
+unnoticed. Any other vision architecture (the "open path") is always shown through its own
+processor: its frames as a video where the processor takes video, else as images, and its
+positions computed by the model itself (``positions`` returns None).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from ...video.frames import Frames
 from ..families import FAMILIES, INPUT_KINDS, TIME_ORIGINS, build_vision, family_spec, taking
 from ..video_inputs import Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template
 
-PREPROCESS = ("timefoil", "official")
+PREPROCESS = ("auto", "timefoil", "official")  # auto: timefoil's for a family in the table, else official
 VIDEO_AS = ("auto", *INPUT_KINDS)  # auto: the family's first (video where it takes video)
 # Qwen2.5-VL's seconds per temporal patch, named in the fingerprint: the span of the frames it is
 # shown, which for timefoil's frames (1 / rate apart) is the sampling's own rate (docs/models.md, "Times")
@@ -56,7 +59,7 @@ class InputEncoder:
     """Prompts and batches for one model: text-only (tokenizer) or a video LLM."""
 
     def __init__(self, path: str, model_type: str, tokenizer, *, vision: bool, revision: str | None = None,
-                 preprocess: str = "timefoil", video_as: str = "auto", processor=None, trust_remote_code: bool = False,
+                 preprocess: str = "auto", video_as: str = "auto", processor=None, trust_remote_code: bool = False,
                  time_origin: str | None = None):
         if preprocess not in PREPROCESS:
             raise ValueError(f"preprocess must be one of {', '.join(PREPROCESS)}, got {preprocess!r}")
@@ -67,26 +70,40 @@ class InputEncoder:
         self.tokenizer, self.vision = tokenizer, vision
         # None: a family timefoil does not know (text-only, or shown through its official processor)
         self.family = FAMILIES.get(model_type)
-        if video_as == "auto":
-            video_as = self.family.inputs[0] if self.family else "video"
-        self.preprocess, self.video_as = preprocess, video_as
-        self.time_origin = self._time_origin(time_origin)
+        # a vision architecture outside the table: shown through its own processor, whatever was asked
+        self.open = vision and self.family is None
+        if self.open and preprocess == "timefoil":
+            family_spec(model_type)  # refused in one line naming the families timefoil builds
+        if preprocess == "auto":
+            preprocess = "official" if self.open else "timefoil"
+        self.preprocess = preprocess
         self.mrope = bool(self.family and self.family.mrope)
         self.builder = None
         self.processor = processor
         self.check: dict[str, Any] | None = None  # the first batch compared with the official processor
         self._pixels: dict = {}  # the last video's pixels, reused by the next batch that shows it
-        if vision and processor is None:
-            if preprocess == "official":
-                self.processor = official_processor(path, revision, trust_remote_code)
-            else:
-                spec = family_spec(model_type)
-                if video_as not in spec.inputs:  # refused at load, not request by request
-                    raise UnsupportedFamily(f"{model_type} takes frames as its {' or '.join(spec.inputs)} input "
-                                            f"only (video_as={video_as} is for {', '.join(taking(video_as))})")
-                self.builder = build_vision(model_type, path, tokenizer, revision)
+        if vision and processor is None and preprocess == "official":
+            self.processor = official_processor(path, revision, trust_remote_code)
+        if video_as == "auto":
+            video_as = self.family.inputs[0] if self.family else self._open_input()
+        elif self.open and video_as == "video" and self._open_input() != "video":
+            raise UnsupportedFamily(f"{model_type}'s processor takes images only: its frames are shown as images "
+                                    "(video_as=images)")
+        self.video_as = video_as
+        self.time_origin = self._time_origin(time_origin)
+        if vision and self.processor is None:
+            spec = family_spec(model_type)
+            if video_as not in spec.inputs:  # refused at load, not request by request
+                raise UnsupportedFamily(f"{model_type} takes frames as its {' or '.join(spec.inputs)} input "
+                                        f"only (video_as={video_as} is for {', '.join(taking(video_as))})")
+            self.builder = build_vision(model_type, path, tokenizer, revision)
         self.template = (chat_template(path, tokenizer, revision) if vision and self.processor is None
                          else getattr(self.processor or tokenizer, "chat_template", None))
+
+    def _open_input(self) -> str:
+        """What an open-path processor is given the frames as: a video where it has a video
+        processor, else images (an image-only model people use for video)."""
+        return "video" if getattr(self.processor, "video_processor", None) is not None else "images"
 
     def _time_origin(self, asked: str | None) -> str | None:
         """What the times written into the prompt count from; None where none are written (only
@@ -114,6 +131,8 @@ class InputEncoder:
             return {}
         return {"preprocess": self.preprocess, "video_as": self.video_as,
                 "inputs": self.builder.fingerprint() if self.builder else {"family": self.model_type},
+                # the processor's code is transformers': another release may build other inputs
+                **({"transformers": _transformers_version()} if self.preprocess == "official" else {}),
                 **({"time_origin": self.time_origin} if self.time_origin else {}),
                 **({"second_per_grid_ts": SPAN_RULE} if self.family and self.family.time == "second_per_grid_ts"
                    else {})}
@@ -210,7 +229,10 @@ class InputEncoder:
     # -- positions -------------------------------------------------------------------------------------
     def positions(self, model, batch: dict):
         """Explicit position ids: counted from each row's first real token (so left padding
-        changes nothing), or, for Qwen's 3-D rotary positions, the model's own rope index."""
+        changes nothing), or, for Qwen's 3-D rotary positions, the model's own rope index. None
+        on the open path: the model computes its own (each prompt is its own batch, unpadded)."""
+        if self.open:
+            return None
         mask = batch["attention_mask"]
         if self.mrope and ("video_grid_thw" in batch or "image_grid_thw" in batch):
             extra = {k: batch[k] for k in ("image_grid_thw", "video_grid_thw", "second_per_grid_ts") if k in batch}
@@ -220,6 +242,12 @@ class InputEncoder:
             return positions
         flat = (mask.cumsum(-1) - 1).clamp(min=0)
         return flat[None].expand(3, -1, -1) if self.mrope else flat
+
+
+def _transformers_version() -> str:
+    import transformers
+
+    return transformers.__version__
 
 
 def frames_of(array: np.ndarray, rate: float = 1.0) -> Frames:

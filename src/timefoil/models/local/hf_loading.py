@@ -7,6 +7,7 @@ from typing import Any
 
 from ...core.hashing import file_hash, stable_hash
 from ..video_inputs import _torch
+from .hf_open import refuse_unfaithful
 
 
 def weights_fingerprint(path: str) -> str:
@@ -50,12 +51,55 @@ def refuse_untrusted_code(path: str, config: dict, trust_remote_code: bool) -> N
                          "machine when it loads; pass --model-arg trust_remote_code=true to run it")
 
 
+def language_model_types() -> set[str]:
+    """The architectures transformers loads as image-text-to-text or multimodal LMs."""
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+                                                        MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES)
+
+    return set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) | set(MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES)
+
+
+def refuse_without_language(config) -> None:
+    """A video encoder or classifier (VideoMAE, V-JEPA 2, TimeSformer...) has a video processor
+    but no language head: no request kind can be asked of it, so it is refused in one line."""
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    model_type = getattr(config, "model_type", "")
+    if model_type in VIDEO_PROCESSOR_MAPPING_NAMES and model_type not in language_model_types():
+        hint = " (PE-Video: clip:<folder>)" if model_type == "pe_video" else ""
+        raise ValueError(f"{model_type} is a video encoder or classifier without a language head: hf: answers with "
+                         f"language models only{hint}")
+
+
+def takes_vision(config) -> bool:
+    """Whether a model of ``config`` is shown images or video: its architecture is one of
+    transformers' image-text-to-text or multimodal LMs (an omni model keeps its vision config
+    inside its thinker's), or its config has a vision part (a remote-code model)."""
+    return getattr(config, "model_type", "") in language_model_types() or hasattr(config, "vision_config")
+
+
+def model_class_of(config):
+    """The auto class that loads a model of ``config`` with its generation head."""
+    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoModelForMultimodalLM
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+                                                        MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES)
+
+    model_type = getattr(config, "model_type", "")
+    if "AutoModelForCausalLM" in (getattr(config, "auto_map", None) or {}):
+        return AutoModelForCausalLM  # remote-code video LLMs (MiniCPM-V, Phi-3.5-Vision) register as causal LMs
+    if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES or hasattr(config, "vision_config"):
+        return AutoModelForImageTextToText
+    if model_type in MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES:  # omni models: text, images, video, audio
+        return AutoModelForMultimodalLM
+    return AutoModelForCausalLM
+
+
 def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None = None,
                     revision: str | None = None, gguf_file: str | None = None, trust_remote_code: bool = False):
     """Model and tokenizer from a hub id or a folder (a video LLM's processor is not built
     here: timefoil makes its inputs itself, see hf_inputs)."""
     torch = _torch()
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PretrainedConfig
+    from transformers import AutoConfig, AutoTokenizer, PretrainedConfig
 
     from ...core.weights import quiet_transformers
 
@@ -68,15 +112,23 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     if trust_remote_code:
         kwargs["trust_remote_code"] = True
     config = AutoConfig.from_pretrained(path, **kwargs)
-    auto_map = getattr(config, "auto_map", None) or {}
-    if hasattr(config, "vision_config") and "AutoModelForCausalLM" not in auto_map:
-        from transformers import AutoModelForImageTextToText as model_class
-    else:  # remote-code video LLMs (MiniCPM-V, Phi-3.5-Vision) register their model as a causal LM
-        model_class = AutoModelForCausalLM
+    refuse_without_language(config)
+    refuse_unfaithful(getattr(config, "model_type", ""))
+    model_class = model_class_of(config)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
-    return model, tokenizer
+    return answering_part(model), tokenizer
 
 
-__all__ = ["code_fingerprint", "load_pretrained", "loaded_code_fingerprint", "refuse_untrusted_code",
-           "weights_fingerprint"]
+def answering_part(model):
+    """The part of a model that reads and writes text: an omni model (Qwen2.5-Omni, Qwen3-Omni)
+    loads as a thinker that answers and a talker that speaks, and only the thinker has a forward."""
+    import torch
+
+    thinker = getattr(model, "thinker", None)
+    has_forward = type(model).forward is not torch.nn.Module.forward
+    return thinker if thinker is not None and not has_forward else model
+
+
+__all__ = ["code_fingerprint", "language_model_types", "load_pretrained", "loaded_code_fingerprint", "model_class_of",
+           "refuse_untrusted_code", "refuse_without_language", "takes_vision", "weights_fingerprint"]
