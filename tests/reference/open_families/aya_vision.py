@@ -21,7 +21,8 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}{{ '<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>' }}{% endif %}")
 TILE, PATCH, SHUFFLE = 56, 14, 2  # each tile: 4x4 patches, 2x2 tokens after the shuffle
 SPECIAL = ["<image>", "<|START_OF_IMG|>", "<|END_OF_IMG|>", "<|IMG_PATCH|>", "<|IMG_LINE_BREAK|>",
-           "<|START_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "<|USER_TOKEN|>", "<|CHATBOT_TOKEN|>", "<|SYSTEM_TOKEN|>"]
+           "<|START_OF_TURN_TOKEN|>", "<|END_OF_TURN_TOKEN|>", "<|USER_TOKEN|>", "<|CHATBOT_TOKEN|>",
+           "<|SYSTEM_TOKEN|>"]
 
 
 def make(folder: str, words: list[str]) -> None:

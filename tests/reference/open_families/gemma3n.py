@@ -4,7 +4,7 @@ images only (and audio): each frame's ``<image_soft_token>`` becomes the frame's
 between ``<start_of_image>`` and ``<end_of_image>``, with blank lines around."""
 from __future__ import annotations
 
-from . import shrink, tiny_tokenizer
+from . import tiny_tokenizer
 
 MODEL_TYPE = "gemma3n"
 SHOWN_AS = "images"

@@ -36,5 +36,6 @@ def make(folder: str, words: list[str]) -> None:
     LlavaNextForConditionalGeneration(config).save_pretrained(folder)
     images = LlavaNextImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28},
                                      image_grid_pinpoints=PINPOINTS)
-    LlavaNextProcessor(image_processor=images, tokenizer=tokenizer, patch_size=14, vision_feature_select_strategy="default",
-                       num_additional_image_tokens=1, chat_template=CHAT_TEMPLATE).save_pretrained(folder)
+    LlavaNextProcessor(image_processor=images, tokenizer=tokenizer, patch_size=14,
+                       vision_feature_select_strategy="default", num_additional_image_tokens=1,
+                       chat_template=CHAT_TEMPLATE).save_pretrained(folder)
