@@ -48,6 +48,22 @@ def run_records(run_dir) -> list[dict]:
     return RunLog(str(run_dir)).read()
 
 
+def run_protocol(model: str, suite: str, tmp_path, protocol: str, order: str | None, frames: int = 4):
+    """``model`` on the synthetic ``suite`` under ``protocol`` in this process: (records, run.json),
+    every record answered without error."""
+    import json
+
+    from timefoil import RunConfig, run
+    from timefoil.video.sampling import Sampling
+
+    config = RunConfig("synth", model, data_dir=suite, protocol=protocol, order_policy=order,
+                       sampling=Sampling(frames=frames))
+    report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
+    records = run_records(tmp_path / "run")
+    assert records and report.errors == 0, [r["answer"]["error"] for r in records if r["answer"]["error"]][:2]
+    return records, json.load(open(tmp_path / "run" / "run.json"))
+
+
 def run_ids(run_dir) -> list[str]:
     """A run's recorded request ids, sorted (repeats kept, so a duplicate shows)."""
     return sorted(r["id"] for r in run_records(run_dir))

@@ -1,16 +1,14 @@
 """The open path: a vision architecture outside the family table (a tiny random LLaVA 1.5,
 whose PIL image processor needs no torchvision) answers through its own processor, loaded by
 path through the real loading code, and equals what its model card's path computes."""
-import json
-
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from helpers import run_protocol  # noqa: E402
 from PIL import Image  # noqa: E402
 from reference.open_families import llava  # noqa: E402
-from timefoil import RunConfig, run  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models import load_model  # noqa: E402
 from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
@@ -18,7 +16,6 @@ from timefoil.models.requests import Request  # noqa: E402
 from timefoil.models.video_inputs import UnsupportedFamily  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.testing import pattern_frames  # noqa: E402
-from timefoil.video.sampling import Sampling  # noqa: E402
 
 pytestmark = pytest.mark.suite(per_family=1, seed=5, families=("order",))
 
@@ -78,12 +75,7 @@ def test_answers_equal_the_model_cards_path(folder):
 
 @pytest.mark.parametrize("protocol,order", [("entailment", None), ("choice", "both"), ("similarity", None)])
 def test_every_protocol_runs_with_no_error(folder, suite, tmp_path, protocol, order):
-    config = RunConfig("synth", f"hf:{folder}", data_dir=suite, protocol=protocol, order_policy=order,
-                       sampling=Sampling(frames=4))
-    report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
-    records = [json.loads(line) for line in open(tmp_path / "run" / "items.jsonl")]
-    assert records and report.errors == 0, [r["answer"]["error"] for r in records if r["answer"]["error"]][:2]
-    meta = json.load(open(tmp_path / "run" / "run.json"))
+    _, meta = run_protocol(f"hf:{folder}", suite, tmp_path, protocol, order)
     assert meta["model_fingerprint"]["preprocess"] == "official"
     assert "open_path" in meta["model_notes"]
 

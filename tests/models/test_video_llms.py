@@ -1,6 +1,5 @@
 """Video LLMs end to end on tiny random LLaVA-OneVision, Qwen2-VL and Qwen2.5-VL folders,
 loaded by path through the real loading code, with no torchvision."""
-import json
 
 import numpy as np
 import pytest
@@ -8,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from helpers import run_protocol  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.families import FAMILIES, taking  # noqa: E402
 from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
@@ -15,7 +15,6 @@ from timefoil.models.local.hf_inputs import frames_of, torchvision_imports  # no
 from timefoil.models.video_inputs import Timing, build_batch  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
-from timefoil import RunConfig, run  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm  # noqa: E402
 from timefoil.video.frames import FrameStore  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402
@@ -45,12 +44,7 @@ def entailment(captions):
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("protocol,order", [("entailment", None), ("choice", "both"), ("similarity", None)])
 def test_every_protocol_runs_with_no_error(folders, suite, tmp_path, family, protocol, order):
-    config = RunConfig("synth", f"hf:{folders[family]}", data_dir=suite, protocol=protocol, order_policy=order,
-                       sampling=Sampling(frames=4))
-    report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
-    records = [json.loads(line) for line in open(tmp_path / "run" / "items.jsonl")]
-    assert records and report.errors == 0, [r["answer"]["error"] for r in records if r["answer"]["error"]][:2]
-    meta = json.load(open(tmp_path / "run" / "run.json"))
+    records, meta = run_protocol(f"hf:{folders[family]}", suite, tmp_path, protocol, order)
     assert meta["model_fingerprint"]["preprocess"] == "timefoil"
     assert meta["model_fingerprint"]["inputs"]["family"] == family
     assert meta["threads"] == 1  # the tests' TIMEFOIL_THREADS
