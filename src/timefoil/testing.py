@@ -30,6 +30,30 @@ def word_tokenizer(texts):
     return tokenizer
 
 
+def byte_level_tokenizer(texts, tokenizer_class: str):
+    """The same words and special tokens as ``word_tokenizer``, as a byte-level BPE of
+    transformers' ``tokenizer_class``: for a model type whose tokenizer transformers rebuilds
+    from the saved vocabulary and merges whatever class the folder names (Qwen3.5's), which
+    would break a word-level one. Merges learnt on the words keep each a token of its own."""
+    import json
+
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    words = BASE_WORDS + [w for text in texts for w in re.findall(r"\w+|[^\w\s]", text)]
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(vocab_size=100_000, special_tokens=SPECIAL, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    core.train_from_iterator(words + [" " + w for w in words], trainer)  # each word with and without its space
+    learnt = json.loads(core.to_str())["model"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in learnt["merges"]]
+    tokenizer = getattr(transformers, tokenizer_class)(vocab=learnt["vocab"], merges=merges, unk_token="<unk>",
+                                                       pad_token="<pad>", bos_token="<s>", eos_token="</s>")
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
 def tiny_llama(path, texts, seed=0, hidden=32, layers=2):
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -266,7 +290,9 @@ def vlm_tokenizer(texts, family: str, adds_bos: bool = False):
     from .models.families import FAMILIES
 
     recipe = FAMILIES.find(family).tiny
-    tokenizer = word_tokenizer(list(texts) + ["system user assistant"])
+    words = list(texts) + ["system user assistant"]
+    tokenizer = (byte_level_tokenizer(words, recipe.tokenizer_class) if recipe.tokenizer_class
+                 else word_tokenizer(words))
     tokenizer.add_special_tokens({"additional_special_tokens": [AddedToken(t, special=True)
                                                                 for t in recipe.special_tokens]})
     if recipe.named_tokens:

@@ -145,3 +145,24 @@ def test_rows_stop_at_end_of_sequence_their_budget_or_their_first_line_and_leave
         "B", "the answer is B", "B", "yes yes yes"]
     assert model.batches == [4, 2, 1]  # rows leave as they finish: 0 and 2 after the second step, 3 after the third
     assert fed == sum(model.batches)
+
+
+def test_a_hybrid_linear_attention_model_continues_each_row_from_its_own_state(folders):
+    """Qwen3.5's gated delta layers fold every token a row is given into one state, pads after a
+    shorter suffix included, and generation goes on from that state. Its tiny model's weights,
+    scaled up so that its greedy tokens follow what it was shown, answer questions of three
+    suffix lengths with prefix reuse exactly as generate() does on each prompt alone; rows that
+    finish early leave the batch, their conv and recurrent states with them."""
+    torch.set_num_threads(1)
+    asked = choices() + generations()
+    for prefix_reuse in (True, False):
+        model = HFGenerative(folders["qwen3_5"], prefix_reuse=prefix_reuse, batch_size=4)
+        assert model.recurrent
+        with torch.no_grad():
+            for weight in model.model.model.language_model.parameters():
+                weight.mul_(8 if weight.dim() > 1 else 1)
+        answers = model.answer(choices(), source) + model.answer(generations(), source)
+        expected = [plain(model, r) for r in asked]
+        assert len(set(expected)) > 2  # the scaled model tells its prompts apart
+        assert [a.raw for a in answers] == expected, prefix_reuse
+        assert len({a.meta["new_tokens"] for a in answers}) > 1  # rows left the batch at different steps

@@ -41,6 +41,10 @@ class TinyRecipe:
     # whether the family's real tokenizer puts its begin token before a text it tokenises with special
     # tokens (Llama's and Gemma's do, Qwen's has none): the reference tokenizers copy it
     adds_bos: bool = False
+    # the tokenizer class transformers loads for the family's model type whatever class the folder
+    # names, rebuilt from the saved vocabulary and merges (Qwen3.5's): the tiny tokenizer is then a
+    # byte-level BPE of that class, which survives the rebuild
+    tokenizer_class: str | None = None
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,32 @@ def cache_of(output):
     return cache if cache is not None else output.past_key_values
 
 
+def _every_layer_has(cache, method: str) -> bool:
+    return all(hasattr(layer, method) for layer in getattr(cache, "layers", ()))
+
+
+def keep_rows(cache, rows) -> None:
+    """Keep only the cache's ``rows`` (a tensor of row indices), in place. transformers'
+    ``batch_select_indices`` is written for key/value layers only; a linear-attention layer
+    (Qwen3.5's gated delta) keeps a conv and a recurrent state per row, which its
+    ``reorder_cache`` (an index_select along the batch, as every layer has) selects as well."""
+    if _every_layer_has(cache, "batch_select_indices"):
+        cache.batch_select_indices(rows)
+    else:
+        cache.reorder_cache(rows)
+
+
+def repeat_rows(cache, times: int) -> None:
+    """A one-row cache made ``times`` rows of itself, in place (for linear-attention layers as
+    in ``keep_rows``: row 0 selected ``times`` times)."""
+    if _every_layer_has(cache, "batch_repeat_interleave"):
+        cache.batch_repeat_interleave(times)
+    else:
+        import torch
+
+        cache.reorder_cache(torch.zeros(times, dtype=torch.long))
+
+
 def end_ids(model, tokenizer) -> set[int]:
     ends = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     ends = [ends] if isinstance(ends, int) else list(ends or [])
@@ -95,7 +121,7 @@ def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int
             return [(t, w or "max_tokens") for t, w in zip(tokens, why)], fed
         if len(still) < len(active):  # finished rows leave the batch
             keep = torch.tensor(still, device=mask.device)
-            cache.batch_select_indices(keep)
+            keep_rows(cache, keep)
             mask, positions = mask[keep], positions[..., keep]
             chosen = [chosen[s] for s in still]
             active = [active[s] for s in still]
@@ -109,4 +135,5 @@ def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int
         logits = output.logits[:, -1].float()
 
 
-__all__ = ["Continuation", "cache_keyword", "cache_of", "continue_greedy", "end_ids", "kept_logits"]
+__all__ = ["Continuation", "cache_keyword", "cache_of", "continue_greedy", "end_ids", "keep_rows", "kept_logits",
+           "repeat_rows"]

@@ -97,7 +97,11 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
             self.prefix_reuse_off = WHY_NO_PREFIX if prefix_reuse else None
         self.prefix_reuse = bool(prefix_reuse) and self.prefix_reuse_off is None
         text_config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-        self.sliding_window = "sliding_attention" in (getattr(text_config, "layer_types", None) or ())
+        layer_types = getattr(text_config, "layer_types", None) or ()
+        self.sliding_window = "sliding_attention" in layer_types
+        # linear-attention layers (Qwen3.5's gated delta) fold every token into one state per row,
+        # pads after a row's last token included
+        self.recurrent = "linear_attention" in layer_types
         self._variants: dict[str, list[int]] = {}
         self.stats = {"forward_tokens": 0, "prefix_hits": 0}
 

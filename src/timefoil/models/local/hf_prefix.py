@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .greedy import Continuation, cache_keyword, cache_of, kept_logits
+from .greedy import Continuation, cache_keyword, cache_of, kept_logits, repeat_rows
 from ..video_inputs import _torch
 
 # per-token types that mark vision tokens (nonzero), cut with the prefix: Qwen's and Gemma 3's
@@ -100,9 +100,11 @@ class PrefixReuse:
         """Rows that run their suffixes together, at most ``batch_size`` a chunk. Where answers
         are generated on a model with sliding-window layers (Gemma 3), only suffixes of one
         length share a chunk: a shorter one's pads would sit inside the window of every token
-        it generates, which would then see fewer real tokens than the plain path's."""
+        it generates, which would then see fewer real tokens than the plain path's. The same
+        on a model with linear-attention layers (Qwen3.5): the pads after a shorter suffix
+        would run through its recurrent state, which its generated tokens then start from."""
         order = list(range(len(lengths)))
-        if generating and self.sliding_window:
+        if generating and (self.sliding_window or self.recurrent):
             by_length: dict[int, list[int]] = {}
             for i in order:
                 by_length.setdefault(lengths[i], []).append(i)
@@ -119,7 +121,7 @@ def _repeat_cache(cache, times: int):
 
     repeated = copy.deepcopy(cache)
     if times > 1:
-        repeated.batch_repeat_interleave(times)
+        repeat_rows(repeated, times)
     return repeated
 
 
