@@ -266,7 +266,7 @@ def vlm_tokenizer(texts, family: str, adds_bos: bool = False):
     from .models.families import FAMILIES
 
     recipe = FAMILIES.find(family).tiny
-    tokenizer = word_tokenizer(list(texts) + ["system user assistant"])
+    tokenizer = word_tokenizer(list(texts) + ["system user assistant"] + list(recipe.words))
     tokenizer.add_special_tokens({"additional_special_tokens": [AddedToken(t, special=True)
                                                                 for t in recipe.special_tokens]})
     if recipe.named_tokens:
