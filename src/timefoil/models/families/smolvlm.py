@@ -179,7 +179,7 @@ def tiny_model(text: dict, ids: dict, hidden: int):
     vision_config = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
                          image_size=32, patch_size=8)
     config = SmolVLMConfig(text_config=dict(model_type="llama", **text), vision_config=vision_config, scale_factor=2,
-                           image_token_id=ids["<image>"], pad_token_id=text["pad_token_id"])
+                           image_token_id=ids["<image>"], pad_token_id=text.get("pad_token_id"))
     return SmolVLMForConditionalGeneration(config)
 
 
