@@ -96,3 +96,8 @@ def test_what_the_open_path_cannot_do_is_refused_in_one_line(folder, tmp_path):
     VideoMAEConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="videomae is a video encoder or classifier without a language head"):
         load_model(f"hf:{tmp_path}")
+    from transformers import InstructBlipVideoConfig
+
+    InstructBlipVideoConfig().save_pretrained(tmp_path / "blip")
+    with pytest.raises(ValueError, match="instructblipvideo is refused: its processor drops a videos input"):
+        load_model(f"hf:{tmp_path / 'blip'}")

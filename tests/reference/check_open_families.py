@@ -115,6 +115,7 @@ def check(model_type: str, recipe) -> dict:
     return {"status": "runs" if ok else "failed", "shown_as": recipe.SHOWN_AS, "answers": len(answers),
             "errors": len(errors), "inputs_equal": inputs_equal, "logits_equal": logits_equal,
             "generation_equal": generated_equal, "notes": model.notes.get("open_path"),
+            **({"note": recipe.NOTE} if getattr(recipe, "NOTE", None) else {}),
             **({"first_error": errors[0][:200]} if errors else {})}
 
 

@@ -34,6 +34,7 @@ def architectures() -> list[str]:
 def row(model_type: str, results: dict) -> str:
     from timefoil.models.families import FAMILIES
     from timefoil.models.local.hf_loading import language_model_types
+    from timefoil.models.local.hf_open import REFUSED
 
     if model_type in FAMILIES:
         spec = FAMILIES[model_type]
@@ -46,12 +47,15 @@ def row(model_type: str, results: dict) -> str:
     if model_type not in language_model_types():
         return (f"| `{model_type}` | refused: a video encoder or classifier without a language head, so it "
                 f"answers no request kind | | | n/a |")
+    if model_type in REFUSED:
+        return f"| `{model_type}` | refused: {REFUSED[model_type]} | | | n/a |"
     found = results.get(model_type)
     if not found:
         verified = "not verified on a tiny model"
     elif found["status"] == "runs":
         verified = (f"entailment, choice and generation on a tiny model, 0 errors; inputs, last-token logits and "
-                    f"greedy text equal the model card's (transformers {found['transformers']})")
+                    f"greedy text equal the model card's (transformers {found['transformers']})"
+                    + (f"; note: {found['note']}" if found.get("note") else ""))
     elif found["status"] == "refused":
         return f"| `{model_type}` | refused: {found['reason']} | | | n/a |"
     else:

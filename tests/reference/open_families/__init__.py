@@ -5,6 +5,7 @@ One module per architecture, named by its ``model_type``, holding::
 
     MODEL_TYPE = "glm4v"
     SHOWN_AS = "video"           # or "images": what its processor is given the frames as
+    NOTE = "..."                 # optional: what a user must know that the check cannot show
     def make(folder: str, words: list[str]) -> None:
         # saves a tiny random model, its processor (tokenizer with the architecture's special
         # tokens, a minimal chat template placing them as the real one does, small image and

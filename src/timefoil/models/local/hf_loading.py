@@ -7,6 +7,7 @@ from typing import Any
 
 from ...core.hashing import file_hash, stable_hash
 from ..video_inputs import _torch
+from .hf_open import refuse_unfaithful
 
 
 def weights_fingerprint(path: str) -> str:
@@ -112,10 +113,21 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
         kwargs["trust_remote_code"] = True
     config = AutoConfig.from_pretrained(path, **kwargs)
     refuse_without_language(config)
+    refuse_unfaithful(getattr(config, "model_type", ""))
     model_class = model_class_of(config)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
-    return model, tokenizer
+    return answering_part(model), tokenizer
+
+
+def answering_part(model):
+    """The part of a model that reads and writes text: an omni model (Qwen2.5-Omni, Qwen3-Omni)
+    loads as a thinker that answers and a talker that speaks, and only the thinker has a forward."""
+    import torch
+
+    thinker = getattr(model, "thinker", None)
+    has_forward = type(model).forward is not torch.nn.Module.forward
+    return thinker if thinker is not None and not has_forward else model
 
 
 __all__ = ["code_fingerprint", "language_model_types", "load_pretrained", "loaded_code_fingerprint", "model_class_of",

@@ -15,6 +15,14 @@ WHY_ONE_ROW = "one prompt per forward (the model computes its own positions; pad
 WHY_NO_PREFIX = "not shown equal to the plain forward for an architecture shown through its own processor"
 
 
+# architectures whose own processor cannot show timefoil's frames faithfully (found on their tiny
+# models in the live check): refused when they load, never answered wrong
+REFUSED = {
+    "instructblip": "its processor writes one image's query tokens per prompt however many images it is given, so "
+                    "a prompt with several frames fails in the forward",
+    "instructblipvideo": "its processor drops a videos input (a text-only answer) and always writes 4 frames' "
+                         "query tokens, so the model would silently use a slice of more frames' features",
+}
 TRAINING_ONLY = ("labels",)  # PaliGemma's processor returns labels: given to the model, it computes a loss
 
 
@@ -62,4 +70,9 @@ def generate_alone(model, tokenizer, batch: dict, budget: int, first_line: bool)
     return first, (tokens, why), max(len(new) - 1, 0)
 
 
-__all__ = ["ROWS", "WHY_NO_PREFIX", "WHY_ONE_ROW", "generate_alone", "model_inputs"]
+def refuse_unfaithful(model_type: str) -> None:
+    if model_type in REFUSED:
+        raise ValueError(f"{model_type} is refused: {REFUSED[model_type]}")
+
+
+__all__ = ["REFUSED", "ROWS", "WHY_NO_PREFIX", "WHY_ONE_ROW", "generate_alone", "model_inputs", "refuse_unfaithful"]
