@@ -8,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from PIL import Image  # noqa: E402
 from reference.open_families import llava  # noqa: E402
 from timefoil import RunConfig, run  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
@@ -36,7 +37,8 @@ def folder(tmp_path_factory):
 
 def model_card(processor, text: str) -> dict:
     """The inputs as LLaVA's model card builds them: the frames as images inside the message."""
-    content = [{"type": "image", "image": frame} for frame in CLIP.array] + [{"type": "text", "text": text}]
+    content = [{"type": "image", "image": Image.fromarray(frame)} for frame in CLIP.array]
+    content.append({"type": "text", "text": text})
     return dict(processor.apply_chat_template([{"role": "user", "content": content}], tokenize=True,
                                               return_dict=True, return_tensors="pt", add_generation_prompt=True))
 

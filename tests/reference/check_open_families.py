@@ -27,6 +27,7 @@ import tempfile
 import traceback
 
 import torch
+from PIL import Image
 
 from timefoil.core.items import VideoRef
 from timefoil.models import load_model
@@ -65,7 +66,7 @@ def requests() -> list[Request]:
 
 def model_card(processor, text: str, frames, shown_as: str) -> dict:
     visual = ([{"type": "video", "video": frames.array}] if shown_as == "video"
-              else [{"type": "image", "image": frame} for frame in frames.array])
+              else [{"type": "image", "image": Image.fromarray(frame)} for frame in frames.array])
     kwargs = {"padding": True}
     if shown_as == "video":
         kwargs.update(do_sample_frames=False, video_metadata=[{

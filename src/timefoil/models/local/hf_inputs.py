@@ -186,8 +186,11 @@ class InputEncoder:
         special = adds_special_tokens(processor.tokenizer, texts)  # as apply_chat_template(tokenize=True)
         arrays = [f.array for f in frames if f is not None]
         if self.video_as == "images":
-            # one list of images per text: Gemma 3's processor counts each text's images apart
-            images = [list(array) for array in arrays]
+            # one list of images per text (Gemma 3's processor counts each text's images apart), as
+            # PIL images: a processor that loads images itself (Idefics 2) takes no arrays
+            from PIL import Image
+
+            images = [[Image.fromarray(frame) for frame in array] for array in arrays]
             return dict(processor(text=texts, images=images, return_tensors="pt", padding=True,
                                   add_special_tokens=special))
         # each frame's index at the sampling rate, from its real time: a processor that writes times
