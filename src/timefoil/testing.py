@@ -290,7 +290,7 @@ def vlm_tokenizer(texts, family: str, adds_bos: bool = False):
     from .models.families import FAMILIES
 
     recipe = FAMILIES.find(family).tiny
-    words = list(texts) + ["system user assistant"]
+    words = list(texts) + ["system user assistant"] + list(recipe.words)
     tokenizer = (byte_level_tokenizer(words, recipe.tokenizer_class) if recipe.tokenizer_class
                  else word_tokenizer(words))
     tokenizer.add_special_tokens({"additional_special_tokens": [AddedToken(t, special=True)

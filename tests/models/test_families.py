@@ -182,6 +182,34 @@ def test_a_gemma3_folder_set_to_pan_and_scan_is_refused_in_one_line(tmp_path):
         build_vision("gemma3", str(tmp_path), tokenizer)
 
 
+def test_smolvlm_prompts_a_video_in_its_processors_own_layout(tmp_path):
+    """SmolVLM2's processor renders a conversation holding a video with its own template, whatever
+    the folder's: a folder template of another layout that writes no video still gives the
+    processor's "User: <video>..."; a prompt without frames keeps the folder's template."""
+    from timefoil.models.local.hf_inputs import InputEncoder
+
+    tokenizer = vlm_tokenizer(WORDS, "smolvlm")
+    tokenizer.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}: {% for c in m['content'] %}{% if c['type'] == 'text' %}"
+        "{{ c['text'] }}{% elif c['type'] == 'image' %}<image>{% endif %}{% endfor %}<end_of_utterance>\n{% endfor %}"
+        "{% if add_generation_prompt %}Assistant:{% endif %}")
+    write_processor_files(tmp_path, "smolvlm", tokenizer)
+    encoder = InputEncoder(str(tmp_path), "smolvlm", tokenizer, vision=True)
+    assert encoder.prompt("a man", None, 4) == "<|im_start|>User: <video>a man<end_of_utterance>\nAssistant:"
+    assert encoder.prompt("a man", "Be brief.", 4) == (
+        "<|im_start|>System: Be brief.<end_of_utterance>\nUser: <video>a man<end_of_utterance>\nAssistant:")
+    assert encoder.prompt("a man", None, None) == "<|im_start|>user: a man<end_of_utterance>\nAssistant:"
+
+
+def test_a_smolvlm_folder_sized_by_its_shorter_side_is_refused_in_one_line(tmp_path):
+    """Its processor resizes by the longer side or to a height and width, and fails on any other size."""
+    tokenizer = vlm_tokenizer(WORDS, "smolvlm")
+    write_processor_files(tmp_path, "smolvlm", tokenizer, video={"size": {"shortest_edge": 300}})
+    with pytest.raises(ValueError, match=r"^SmolVLM2's video processor size \{'shortest_edge': 300\} is neither a "
+                                         r"longest edge nor a height and width$"):
+        build_vision("smolvlm", str(tmp_path), tokenizer)
+
+
 def test_the_models_guide_has_a_video_llm_inputs_row_for_every_family():
     """docs/models.md's "Video LLM inputs" table names each family of the table by its model_type,
     and no other."""

@@ -3,6 +3,7 @@
 The clip is a window of a file starting at 7.3 s; four frames 0.4 s apart (times 0.0, 0.4, 0.8,
 1.2 from the window's start). Qwen3-VL writes one time per 2-frame temporal patch, the mean of
 its frames' times: from the window 0.2 and 1.0; from the file 7.3 + 0.2 = 7.5 and 7.3 + 1.0 = 8.3.
+SmolVLM2 writes each frame's whole minutes and seconds, and the last one's as the video's length.
 """
 import re
 
@@ -26,10 +27,10 @@ WINDOW = VideoRef.file("/nonexistent/long.mp4", start=7.3, end=8.9)
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     words = [PROMPTS.entailment, "a man opens the door"]
-    return {f: tiny_vlm(tmp_path_factory.mktemp(f), f, words) for f in ("qwen3_vl", "qwen2_5_vl")}
+    return {f: tiny_vlm(tmp_path_factory.mktemp(f), f, words) for f in ("qwen3_vl", "qwen2_5_vl", "smolvlm")}
 
 
-def written_times(model: HFGenerative) -> list[str]:
+def written_times(model: HFGenerative, pattern: str = r"<([\d.]+) seconds>") -> list[str]:
     """The timestamps the model's prompt held when it answered one request about the window."""
     builder, seen = model.inputs.builder, []
     plain = builder.placeholders
@@ -44,7 +45,7 @@ def written_times(model: HFGenerative) -> list[str]:
                       caption="a man opens the door")
     answer = model.answer([request], lambda ref, sampling: CLIP)[0]
     assert answer.error is None and len(seen) == 1
-    return re.findall(r"<([\d.]+) seconds>", seen[0])
+    return re.findall(pattern, seen[0])
 
 
 def test_qwen3_times_count_from_the_window_by_default(folders):
@@ -56,6 +57,16 @@ def test_qwen3_times_count_from_the_window_by_default(folders):
 def test_qwen3_times_count_from_the_file_when_asked(folders):
     model = HFGenerative(folders["qwen3_vl"], time_origin="file")
     assert written_times(model) == ["7.5", "8.3"]
+    assert model.fingerprint()["time_origin"] == "file"
+
+
+def test_smolvlm_times_and_length_count_from_the_window_or_the_file(folders):
+    """From the window: frames at 0.0, 0.4, 0.8 and 1.2 s are 00:00 three times and 00:01, in a
+    video of 0:00:01; from the file they are at 7.3 to 8.5 s: 00:07, 00:07, 00:08, 00:08, 0:00:08."""
+    times = r"(?:from a|Frame from) ([\d:]*\d)"
+    assert written_times(HFGenerative(folders["smolvlm"]), times) == ["0:00:01", "00:00", "00:00", "00:00", "00:01"]
+    model = HFGenerative(folders["smolvlm"], time_origin="file")
+    assert written_times(model, times) == ["0:00:08", "00:07", "00:07", "00:08", "00:08"]
     assert model.fingerprint()["time_origin"] == "file"
 
 

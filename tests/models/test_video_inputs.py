@@ -286,6 +286,51 @@ def test_qwen3_vl_writes_each_temporal_patchs_time_from_the_frames_real_times(se
         builder.video(frames[:1], Timing(0.8, times[:1]))
 
 
+def test_smolvlm_sizes_by_hand():
+    """The longer side to the configured length, the other from the aspect ratio, truncated and
+    made even: 203x367 at 64 gives int(35.4) = 35, made 36; a portrait 300x200 gives 64 x
+    int(42.7) = 42; 100x340 gives int(18.8) = 18; a length above 4096 is held to 4096."""
+    from timefoil.models.families.smolvlm import longest_edge_size
+
+    assert longest_edge_size(203, 367, 64) == (36, 64)
+    assert longest_edge_size(300, 200, 64) == (64, 42)
+    assert longest_edge_size(100, 340, 64) == (18, 64)
+    assert longest_edge_size(720, 1280, 1536) == (864, 1536)
+    assert longest_edge_size(100, 200, 9000) == (2048, 4096)
+
+
+def test_smolvlm_counts_frames_in_words():
+    """English cardinals as num2words writes them (compared with it for every count to 200,000 and
+    20,000 random ones below 10^12 in the reference environment): a hyphen inside the tens, "and"
+    after a hundred, a comma between thousands unless the last group is below a hundred."""
+    from timefoil.models.families.smolvlm import number_in_words
+
+    said = {0: "zero", 7: "seven", 21: "twenty-one", 64: "sixty-four", 100: "one hundred",
+            101: "one hundred and one", 1001: "one thousand and one", 1100: "one thousand, one hundred",
+            101000: "one hundred and one thousand", 1001000: "one million, one thousand"}
+    assert {n: number_in_words(n) for n in said} == said
+
+
+def test_smolvlm_writes_each_frames_time_and_the_videos_length(setups):
+    """Frames taken at 59.5, 61.25 and 125.0 s: minutes and seconds, truncated (00:59, 01:01,
+    02:05); the length is the last frame's whole seconds (0:02:05); the count in words; each frame
+    81 image tokens (the hub's image_seq_len) after the global-image token, between two fake
+    tokens. Every frame is squashed to the tower's 384 square, every pixel marked real."""
+    tokenizer, builder, _ = setups["smolvlm"]
+    times = Timing(0.8, (59.5, 61.25, 125.0))
+    image = "<fake_token_around_image><global-img>" + "<image>" * 81 + "<fake_token_around_image>"
+    assert builder.placeholders("<video>", [3], times) == [
+        "You are provided the following series of three frames from a 0:02:05 [H:MM:SS] video.\n"
+        f"\nFrame from 00:59:{image}\nFrame from 01:01:{image}\nFrame from 02:05:{image}\n\n"]
+    batch = build_batch(builder, tokenizer, [_prompt(tokenizer, [{"type": "video"}])], [pattern_frames(3, 30, 50)],
+                        [times])
+    assert tuple(batch["pixel_values"].shape) == (1, 3, 3, 384, 384)
+    assert batch["pixel_attention_mask"].tolist() == torch.ones(1, 3, 384, 384, dtype=torch.int64).tolist()
+    assert int((batch["input_ids"] == tokenizer.convert_tokens_to_ids("<image>")).sum()) == 3 * 81
+    with pytest.raises(ValueError, match="SmolVLM2 needs the times of the sampled frames"):
+        builder.placeholders("<video>", [3], None)
+
+
 def test_a_model_folders_processor_file_that_does_not_parse_is_named(tmp_path):
     from timefoil.core.jsonfiles import UnreadableFile
     from timefoil.models.video_inputs import processor_settings

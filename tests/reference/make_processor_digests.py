@@ -35,7 +35,7 @@ from timefoil.models.video_inputs import Timing, build_batch
 from timefoil.testing import pattern_frames, tensor_digest, vlm_tokenizer, write_processor_files
 
 SHAPES = [(8, 240, 320), (7, 203, 367), (8, 720, 1280), (8, 128, 128), (5, 100, 340)]
-# a portrait frame, for families whose resize follows the shorter side
+# a portrait frame, for families whose resize follows the shorter or the longer side
 PORTRAIT = (8, 300, 200)
 FPS = 0.8  # 8 frames over a 10 s clip
 CAPTIONS = ["Does the video entail the caption a man opens the door", "a man"]
@@ -90,7 +90,8 @@ def timefoil_batch(builder, tokenizer, frames, captions, mode, start):
 
 
 def cases_of(family: str, spec) -> list[dict]:
-    shapes = SHAPES + ([PORTRAIT] if "shortest_edge" in spec.tiny.video_processor.get("size", {}) else [])
+    size = spec.tiny.video_processor.get("size", {})
+    shapes = SHAPES + ([PORTRAIT] if "shortest_edge" in size or "longest_edge" in size else [])
     out = []
     for mode in spec.inputs:
         for shape in shapes:

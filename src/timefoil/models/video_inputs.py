@@ -8,8 +8,8 @@ module holds what the families share; each family's own steps (its ``VisionBuild
 ``models/families/``:
 
 1. frames (uint8, NCHW, contiguous) are resized with ``torch.nn.functional.interpolate``
-   exactly as torchvision's tensor resize does it on the CPU (bicubic with antialiasing,
-   native uint8 kernel; a size that does not change is left alone);
+   exactly as torchvision's tensor resize does it on the CPU (bicubic or Lanczos with
+   antialiasing, native uint8 kernel; a size that does not change is left alone);
 2. rescale and normalise are fused (x - mean*255) / (std*255) in float32;
 3. Qwen2-VL / Qwen2.5-VL: the size comes from ``smart_resize``, the frame count is padded to a
    multiple of ``temporal_patch_size`` with the last frame, and patches are flattened in the
@@ -39,7 +39,8 @@ from ..core.jsonfiles import read_json as read_json_file
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 OPENAI_CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
-BICUBIC, BILINEAR = 3, 2  # PIL resampling codes, as processor configs store them
+BICUBIC, BILINEAR, LANCZOS = 3, 2, 1  # PIL resampling codes, as processor configs store them
+RESAMPLING_MODES = {BICUBIC: "bicubic", BILINEAR: "bilinear", LANCZOS: "lanczos"}
 
 
 class UnsupportedFamily(ValueError):
@@ -133,7 +134,7 @@ def to_nchw(frames: np.ndarray):
 
 def _native_uint8(resample: int) -> bool:
     """Whether torch resizes uint8 directly (else through float32, then clamp and round)."""
-    if resample == BICUBIC:
+    if resample in (BICUBIC, LANCZOS):
         return True
     torch = _torch()
     return torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512") or platform.machine() in ("aarch64", "arm64")
@@ -142,19 +143,19 @@ def _native_uint8(resample: int) -> bool:
 def resize(video, height: int, width: int, resample: int = BICUBIC):
     """torchvision's tensor resize on the CPU, with torch alone."""
     torch = _torch()
-    if resample not in (BICUBIC, BILINEAR):
-        raise ValueError(f"resampling mode {resample} is not supported (bicubic=3 and bilinear=2 are)")
+    if resample not in RESAMPLING_MODES:
+        raise ValueError(f"resampling mode {resample} is not supported (bicubic=3, bilinear=2 and lanczos=1 are)")
     *lead, channels, old_h, old_w = video.shape
     if (old_h, old_w) == (height, width):
         return video
-    mode = "bicubic" if resample == BICUBIC else "bilinear"
+    mode = RESAMPLING_MODES[resample]
     flat = video.reshape(-1, channels, old_h, old_w)
     cast = flat.dtype == torch.uint8 and not _native_uint8(resample)
     if cast:
         flat = flat.to(torch.float32)
     out = torch.nn.functional.interpolate(flat, size=[height, width], mode=mode, align_corners=False, antialias=True)
     if cast:
-        if resample == BICUBIC:
+        if resample != BILINEAR:
             out = out.clamp_(0, 255)
         out = out.round_().to(torch.uint8)
     return out.reshape(*lead, channels, height, width)
@@ -356,6 +357,6 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
 
 
 __all__ = ["PixelSettings", "ProcessorConfig", "Timing", "UnsupportedFamily", "VisionBuilder", "adds_special_tokens",
-           "build_batch",
+           "build_batch", "LANCZOS",
            "center_crop", "chat_template", "expand_placeholders", "processor_settings", "rescale_and_normalize",
            "resize", "shortest_edge_size", "smart_resize", "substitute_placeholders", "to_nchw"]

@@ -45,6 +45,9 @@ class TinyRecipe:
     # names, rebuilt from the saved vocabulary and merges (Qwen3.5's): the tiny tokenizer is then a
     # byte-level BPE of that class, which survives the rebuild
     tokenizer_class: str | None = None
+    # words the family's processor writes into the prompt itself (SmolVLM2's introduction and frame
+    # times), which the tiny tokenizers then know: a wrong one shows in input_ids, not as <unk>
+    words: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class FamilySpec:
     prefix_reuse_off: str | None = None  # why a shared prompt prefix's KV cache cannot be reused, if it cannot
     # what its stated times count from by default (TIME_ORIGINS), and why: docs/models.md
     time_origin: str = "window"
+    # the chat template the official processor renders a conversation holding a video with, in place
+    # of the model folder's (SmolVLM2's processor does so); None: the folder's
+    video_template: str | None = None
 
     def __post_init__(self):
         if not self.inputs or set(self.inputs) - set(INPUT_KINDS):

@@ -154,7 +154,10 @@ class InputEncoder:
             content_of_system = [{"type": "text", "text": system}] if self.vision else system
             messages.append({"role": "system", "content": content_of_system})
         messages.append({"role": "user", "content": content})
-        kwargs = {"chat_template": self.template} if self.template and self.processor is None else {}
+        template = self.template
+        if n_frames is not None and self.video_as == "video" and self.family and self.family.video_template:
+            template = self.family.video_template  # as the official processor renders a conversation with a video
+        kwargs = {"chat_template": template} if template and self.processor is None else {}
         renderer = self.processor if self.processor is not None else self.tokenizer
         return renderer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False, **kwargs)
 
