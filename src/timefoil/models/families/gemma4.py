@@ -164,10 +164,13 @@ def tiny_model(text: dict, ids: dict, hidden: int):
     from transformers import Gemma4Config, Gemma4ForConditionalGeneration
 
     head_dim = hidden // text["num_attention_heads"]
+    layers = text["num_hidden_layers"]
     # as the larger hub models: one frame's tokens attend both ways in the sliding-window layers,
-    # whose window is shorter than the prompt; per-layer inputs as the small ones have them
+    # whose window is shorter than the prompt, and the last layer attends to all; per-layer
+    # inputs as the small ones have them
     text = dict(model_type="gemma4_text", **text, head_dim=head_dim, global_head_dim=head_dim, sliding_window=16,
-                layer_types=["sliding_attention", "full_attention"] * (text["num_hidden_layers"] // 2),
+                layer_types=["full_attention" if i % 2 or i == layers - 1 else "sliding_attention"
+                             for i in range(layers)],
                 use_bidirectional_attention="vision", vocab_size_per_layer_input=text["vocab_size"],
                 hidden_size_per_layer_input=8)
     vision_config = dict(model_type="gemma4_vision", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
