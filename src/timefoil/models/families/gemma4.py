@@ -164,15 +164,14 @@ def tiny_model(text: dict, ids: dict, hidden: int):
     from transformers import Gemma4Config, Gemma4ForConditionalGeneration
 
     head_dim = hidden // text["num_attention_heads"]
-    layers = text["num_hidden_layers"]
-    # as the larger hub models: one frame's tokens attend both ways in the sliding-window layers,
-    # whose window is shorter than the prompt, and the last layer attends to all; per-layer
-    # inputs as the small ones have them
-    text = dict(model_type="gemma4_text", **text, head_dim=head_dim, global_head_dim=head_dim, sliding_window=16,
-                layer_types=["full_attention" if i % 2 or i == layers - 1 else "sliding_attention"
-                             for i in range(layers)],
-                use_bidirectional_attention="vision", vocab_size_per_layer_input=text["vocab_size"],
-                hidden_size_per_layer_input=8)
+    # As the larger hub models: one frame's tokens attend both ways in the sliding-window layers,
+    # whose window is shorter than the prompt. As the small ones (E2B, E4B): per-layer inputs, and
+    # the last layers reuse the keys and values of the last earlier layer of their kind, which
+    # takes two layers of each kind (four, whatever depth is asked).
+    text = dict(model_type="gemma4_text", **{**text, "num_hidden_layers": 4}, head_dim=head_dim,
+                global_head_dim=head_dim, sliding_window=16, layer_types=["sliding_attention", "full_attention"] * 2,
+                num_kv_shared_layers=2, use_bidirectional_attention="vision",
+                vocab_size_per_layer_input=text["vocab_size"], hidden_size_per_layer_input=8)
     vision_config = dict(model_type="gemma4_vision", hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                          num_attention_heads=2, num_key_value_heads=2, head_dim=8, patch_size=16,
                          pooling_kernel_size=3, position_embedding_size=256)
