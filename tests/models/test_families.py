@@ -205,6 +205,8 @@ def test_gemma4_writes_each_frame_after_its_time_patched_to_the_soft_token_budge
     assert batch["num_frames_per_video"].tolist() == [2]
     assert builder.placeholders("<|video|>", [2 * 63], timing) == [
         " ".join(f"{t} <|image>{'<|video|>' * 63}<image|>" for t in ("00:00", "01:01"))]
+    with pytest.raises(ValueError, match="one time per frame: 4 frame times cannot share 126 soft tokens"):
+        builder.placeholders("<|video|>", [2 * 63], Timing(0.8, (0.5, 1.0, 2.0, 3.0)))
     ids = batch["input_ids"][0].tolist()
     video, image = tokenizer.convert_tokens_to_ids(["<|video|>", "<|image|>"])
     assert ids.count(video) == 2 * 63 and batch["mm_token_type_ids"][0].tolist() == [2 * (i == video) for i in ids]

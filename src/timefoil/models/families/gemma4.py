@@ -122,6 +122,7 @@ class Gemma4Builder(VisionBuilder):
         return {"pixel_values": patches, "image_position_ids": positions}, [per_frame] * len(frames)
 
     def placeholders(self, token, counts, timing: Timing | None):
+        """An image's tokens between begin and end; a video's, frame by frame, each after its time."""
         if token == self.image_token:
             return [f"{self.begin_token}{token * count}{self.end_token}" for count in counts]
         if timing is None or not timing.sampled_fps > 0:
@@ -131,6 +132,9 @@ class Gemma4Builder(VisionBuilder):
             times = list(timing.times) or [i / timing.sampled_fps for i in range(self._frames_shown)]
             # the official processor's times: each frame's index at the sampling rate, / the rate
             seconds = [(t * timing.sampled_fps) / timing.sampled_fps for t in times]
+            if not seconds or count % len(seconds):
+                raise ValueError(f"Gemma 4 writes one time per frame: {len(seconds)} frame times cannot share "
+                                 f"{count} soft tokens")
             per_frame = count // len(seconds)
             out.append(" ".join(f"{int(s // 60):02d}:{int(s % 60):02d} {self.begin_token}{token * per_frame}"
                                 f"{self.end_token}" for s in seconds))
