@@ -13,6 +13,7 @@ pytest.importorskip("transformers")
 
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.families import FAMILIES, FamilySpec, build_vision  # noqa: E402
+from timefoil.models.families.gemma4 import patch_budget_size  # noqa: E402
 from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
 from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.video_inputs import Timing, UnsupportedFamily, build_batch  # noqa: E402
@@ -208,6 +209,59 @@ def test_a_smolvlm_folder_sized_by_its_shorter_side_is_refused_in_one_line(tmp_p
     with pytest.raises(ValueError, match=r"^SmolVLM2's video processor size \{'shortest_edge': 300\} is neither a "
                                          r"longest edge nor a height and width$"):
         build_vision("smolvlm", str(tmp_path), tokenizer)
+
+
+def test_gemma4_writes_each_frame_after_its_time_patched_to_the_soft_token_budget(builders):
+    """The hub's settings (16-pixel patches pooled 3 x 3, 70 soft tokens a video frame, 280 an
+    image): a 240x320 frame is scaled by sqrt(630 * 256 / 76800) = 1.449 to 347.8x463.7, each
+    side down to a multiple of 48: 336x432, 21 x 27 = 567 patches, 63 soft tokens, padded to 630
+    patches at position -1; as an image by sqrt(2520 * 256 / 76800) = 2.898 to 672x912, 42 x 57 =
+    2394 patches, 266 soft tokens, padded to 2520. A black and a white frame stay 0 and 1 exactly
+    (rescaled, not centred: the model centres them itself); frames taken at 0.5 s and 61.25 s are
+    written 00:00 and 01:01."""
+    tokenizer, builder = builders["gemma4"]
+    frames = pattern_frames(2, 240, 320) * 0
+    frames[1] = 255
+    timing = Timing(0.8, (0.5, 61.25))
+    batch = build_batch(builder, tokenizer, [vlm_prompt(tokenizer, [{"type": "video"}], WORDS[0])], [frames], [timing])
+    pixels, where = batch["pixel_values_videos"], batch["video_position_ids"]
+    assert tuple(pixels.shape) == (2, 630, 16 * 16 * 3) and tuple(where.shape) == (2, 630, 2)
+    assert bool((pixels[0] == 0).all()) and bool((pixels[1, :567] == 1).all()) and bool((pixels[1, 567:] == 0).all())
+    # (x, y) of each patch, row by row over 27 columns
+    assert where[1, :2].tolist() == [[0, 0], [1, 0]] and where[1, 27].tolist() == [0, 1]
+    assert where[1, 566].tolist() == [26, 20] and bool((where[:, 567:] == -1).all())
+    assert batch["num_frames_per_video"].tolist() == [2]
+    assert builder.placeholders("<|video|>", [2 * 63], timing) == [
+        " ".join(f"{t} <|image>{'<|video|>' * 63}<image|>" for t in ("00:00", "01:01"))]
+    with pytest.raises(ValueError, match="one time per frame: 4 frame times cannot share 126 soft tokens"):
+        builder.placeholders("<|video|>", [2 * 63], Timing(0.8, (0.5, 1.0, 2.0, 3.0)))
+    ids = batch["input_ids"][0].tolist()
+    video, image = tokenizer.convert_tokens_to_ids(["<|video|>", "<|image|>"])
+    assert ids.count(video) == 2 * 63 and batch["mm_token_type_ids"][0].tolist() == [2 * (i == video) for i in ids]
+    shown = build_batch(builder, tokenizer, [vlm_prompt(tokenizer, [{"type": "image"}] * 2, WORDS[0])], [frames],
+                        as_images=True)
+    assert tuple(shown["pixel_values"].shape) == (2, 2520, 768)
+    assert bool((shown["pixel_values"][1, :2394] == 1).all())
+    assert bool((shown["image_position_ids"][:, 2394:] == -1).all())
+    ids = shown["input_ids"][0].tolist()
+    assert ids.count(image) == 2 * 266 and shown["mm_token_type_ids"][0].tolist() == [int(i == image) for i in ids]
+
+
+def test_gemma4_sizes_a_frame_too_thin_for_one_step_as_its_processor_does():
+    """A 20x2000 frame at 630 patches is scaled by sqrt(630 * 256 / 40000) = 2.008: its height,
+    40, rounds down to no 48-pixel step, so it gets one, and its width 2000 / 20 = 100 steps, cut
+    to the budget's length of 630 / 9 = 70 steps (3360 pixels): 48 x 3360 = 630 patches, no more."""
+    assert patch_budget_size(20, 2000, 16, 630, 3) == (48, 3360)
+    assert patch_budget_size(2000, 20, 16, 630, 3) == (3360, 48)
+    assert patch_budget_size(240, 320, 16, 630, 3) == (336, 432)
+
+
+def test_a_gemma4_folder_set_to_a_budget_its_processor_refuses_is_refused_in_one_line(tmp_path):
+    tokenizer = vlm_tokenizer(WORDS, "gemma4")
+    write_processor_files(tmp_path, "gemma4", tokenizer, video={"max_soft_tokens": 100})
+    with pytest.raises(ValueError, match=r"^Gemma 4's video processor is set to 100 soft tokens; its processor takes "
+                                         r"70, 140, 280, 560, 1120$"):
+        build_vision("gemma4", str(tmp_path), tokenizer)
 
 
 def test_the_models_guide_has_a_video_llm_inputs_row_for_every_family():

@@ -4,6 +4,8 @@ The clip is a window of a file starting at 7.3 s; four frames 0.4 s apart (times
 1.2 from the window's start). Qwen3-VL writes one time per 2-frame temporal patch, the mean of
 its frames' times: from the window 0.2 and 1.0; from the file 7.3 + 0.2 = 7.5 and 7.3 + 1.0 = 8.3.
 SmolVLM2 writes each frame's whole minutes and seconds, and the last one's as the video's length.
+Gemma 4 writes each frame's time in whole seconds, rounded down (mm:ss): from the window 00:00,
+00:00, 00:00, 00:01; from the file 7.3, 7.7, 8.1 and 8.5 s are 00:07, 00:07, 00:08, 00:08.
 """
 import re
 
@@ -27,7 +29,7 @@ WINDOW = VideoRef.file("/nonexistent/long.mp4", start=7.3, end=8.9)
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     words = [PROMPTS.entailment, "a man opens the door"]
-    return {f: tiny_vlm(tmp_path_factory.mktemp(f), f, words) for f in ("qwen3_vl", "qwen2_5_vl", "smolvlm")}
+    return {f: tiny_vlm(tmp_path_factory.mktemp(f), f, words) for f in ("qwen3_vl", "qwen2_5_vl", "smolvlm", "gemma4")}
 
 
 def written_times(model: HFGenerative, pattern: str = r"<([\d.]+) seconds>") -> list[str]:
@@ -68,6 +70,14 @@ def test_smolvlm_times_and_length_count_from_the_window_or_the_file(folders):
     model = HFGenerative(folders["smolvlm"], time_origin="file")
     assert written_times(model, times) == ["0:00:08", "00:07", "00:07", "00:08", "00:08"]
     assert model.fingerprint()["time_origin"] == "file"
+
+
+def test_gemma4_writes_each_frames_whole_seconds_from_the_chosen_origin(folders):
+    mm_ss = r"(\d\d:\d\d) <\|image>"
+    window, file = HFGenerative(folders["gemma4"]), HFGenerative(folders["gemma4"], time_origin="file")
+    assert written_times(window, mm_ss) == ["00:00", "00:00", "00:00", "00:01"]
+    assert window.fingerprint()["time_origin"] == "window"
+    assert written_times(file, mm_ss) == ["00:07", "00:07", "00:08", "00:08"]
 
 
 def test_time_origin_is_refused_where_no_time_is_written_and_when_misspelt(folders):

@@ -3,10 +3,19 @@ same turn markup and ``<|video|>`` placeholder as Gemma 4, written out the same 
 from __future__ import annotations
 
 from . import tiny_tokenizer
-from .gemma4 import TEMPLATE, TOKENS
 
 MODEL_TYPE = "gemma4_unified"
 SHOWN_AS = "video"
+
+# the turn markup of the real template: <bos>, then <|turn>role\n ... <turn|>\n per message
+TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}<|turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}\n"
+    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %}<|image|>{% elif c['type'] == 'video' %}<|video|>"
+    "{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}{% endif %}<turn|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|turn>model\n{% endif %}")
+TOKENS = {"image_token": "<|image|>", "boi_token": "<|image>", "eoi_token": "<image|>",
+          "audio_token": "<|audio|>", "boa_token": "<|audio>", "eoa_token": "<audio|>"}
 
 
 def make(folder: str, words: list[str]) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ...core.registry import Registry
 from ..video_inputs import ProcessorConfig, UnsupportedFamily, VisionBuilder
-from . import gemma3, internvl, llava_next_video, llava_onevision, qwen2_vl, qwen3_5, qwen3_vl, smolvlm, video_llava
+from . import (gemma3, gemma4, internvl, llava_next_video, llava_onevision, qwen2_vl, qwen3_5, qwen3_vl, smolvlm,
+               video_llava)
 from .base import INPUT_KINDS, TIME_ORIGINS, TIME_STATEMENTS, TINY_SPECIAL, FamilySpec, TinyRecipe
 
 FAMILIES: Registry[FamilySpec] = Registry("video LLM family", [
@@ -23,6 +24,7 @@ FAMILIES: Registry[FamilySpec] = Registry("video LLM family", [
     internvl.INTERNVL,
     gemma3.GEMMA3,
     smolvlm.SMOLVLM,
+    gemma4.GEMMA4,
 ])
 
 
