@@ -13,6 +13,7 @@ pytest.importorskip("transformers")
 
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.local.decoding import unpaddable  # noqa: E402
+from timefoil.models.local.greedy import Continuation  # noqa: E402
 from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
 from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
@@ -170,3 +171,90 @@ def test_caches_that_left_padding_would_shift_are_named(folders):
         why = unpaddable(cache, sliding_window=False)
         assert (why is None) if layer is None else (layer in why), (family, why)
     assert "sliding window" in unpaddable(cache, sliding_window=True)
+
+
+class ByRowCache(torch.nn.Module):
+    """A model that answers from its KV cache: each row's cached keys all hold the row's id
+    (nonzero; masked slots must hold the padding's zeros), its logits put all mass on that id's
+    scripted token at the step its own position gives, and the token it is fed is cached under
+    the same id. A row that read another's slots, a pad, or a wrong position would answer
+    otherwise, and a slot the mask and the cache disagree on raises."""
+
+    def __init__(self, scripts: dict[int, list[int]], starts: dict[int, int], vocabulary: int):
+        super().__init__()
+        self.scripts, self.starts, self.vocabulary = scripts, starts, vocabulary
+        self.steps: list[tuple[int, int]] = []  # (rows, attended slots) of each forward
+
+    def first(self, ids):
+        """The logits of each row's first answer token, as its prefill gives them."""
+        return self.logits(ids, [0] * len(ids))
+
+    def logits(self, ids, steps):
+        logits = torch.full((len(ids), self.vocabulary), -1e4)
+        for b, (row, step) in enumerate(zip(ids, steps)):
+            logits[b, self.scripts[row][min(step, len(self.scripts[row]) - 1)]] = 0
+        return logits
+
+    def forward(self, input_ids, attention_mask, position_ids, use_cache, cache_position, cache):
+        keys = cache.layers[0].keys[:, 0, :, 0]
+        assert attention_mask.shape[1] == keys.shape[1] + 1 and int(cache_position) == keys.shape[1]
+        assert torch.equal(position_ids[1] - position_ids[0], torch.full_like(position_ids[0], 100))  # 3-D kept
+        ids = []
+        for b in range(len(input_ids)):
+            seen = keys[b][attention_mask[b, :-1] == 1]
+            assert len(seen) and bool((seen == seen[0]).all()) and not keys[b][attention_mask[b, :-1] == 0].any()
+            ids.append(int(seen[0]))
+        self.steps.append((len(ids), attention_mask.shape[1]))
+        new = torch.tensor(ids, dtype=torch.float)[:, None, None, None]
+        cache.update(new, new, 0)
+        steps = [int(position_ids[0, b, 0]) - self.starts[row] + 1 for b, row in enumerate(ids)]
+        return type("Output", (), {"logits": self.logits(ids, steps)[:, None], "cache": cache})()
+
+
+def test_the_queue_joins_rows_at_their_own_slots_and_positions_and_stops_each_as_alone():
+    """Three groups, two rows at most before the next joins. Worked by hand from the scripts:
+    row 1 ends its first line at its second token, row 2 runs to its budget of 4, row 3 meets
+    the end of sequence after two, row 4 runs to its budget of 3, row 5 to its budget of 1.
+    Steps (rows, attended slots incl. the fed token): group 1 (prompts 5 and 3 long) 2 rows x 6,
+    then row 2 alone x 7 (and its two leading pads are dropped); group 2 (7 long) joins: 2 x 8,
+    then row 3 alone x 9; group 3 (2 and 4 long) joins at 9 slots and rows 3 and 5 stop at once:
+    row 4 alone x 10, then, its 7 leading pads dropped, x 4; its third token ends it."""
+    from tokenizers import AddedToken
+    from transformers.cache_utils import DynamicCache
+
+    from timefoil.models.local.decoding import DecodeQueue
+    from timefoil.testing import word_tokenizer
+
+    tokenizer = word_tokenizer(["yes the answer is B"])
+    tokenizer.add_tokens([AddedToken("\n", normalized=False)])
+    word, eos = tokenizer.convert_tokens_to_ids, tokenizer.eos_token_id
+    newline = tokenizer.encode("\n", add_special_tokens=False)[0]
+    scripts = {1: [word("B"), newline, word("yes")],
+               2: [word("the"), word("answer"), word("is"), word("B"), word("yes")],
+               3: [word("yes"), word("the"), eos], 4: [word("yes")] * 5, 5: [word("answer")] * 2}
+    lengths = {1: 5, 2: 3, 3: 7, 4: 2, 5: 4}
+    starts = {row: 40 * row + length for row, length in lengths.items()}  # each row's first answer position
+    model = ByRowCache(scripts, starts, len(tokenizer))
+
+    def group(rows: list[int]):
+        width = max(lengths[r] for r in rows)
+        mask = torch.zeros(len(rows), width, dtype=torch.long)
+        keys = torch.zeros(len(rows), 1, width, 1)
+        for b, r in enumerate(rows):  # left padded within the group, as its prefill pads
+            mask[b, width - lengths[r]:] = 1
+            keys[b, 0, width - lengths[r]:] = r
+        at = torch.tensor([starts[r] for r in rows])
+        return Continuation(model.first(rows), DynamicCache([(keys, keys.clone())]), mask,
+                            torch.stack([at, at + 100, at + 200]))
+
+    queue = DecodeQueue(model, tokenizer, rows=2, cache_bytes=1 << 30)
+    said = [row for rows, budgets, lines in (([1, 2], [8, 4], [True, False]), ([3], [16], [False]),
+                                             ([4, 5], [3, 1], [True, False]))
+            for row in queue.admit(group(rows), budgets, lines)]
+    queue.finish()
+    assert queue.off is None
+    assert [(tokenizer.decode(r.tokens, skip_special_tokens=True).strip(), r.why, len(r.tokens)) for r in said] == [
+        ("B", "line", 2), ("the answer is B", "max_tokens", 4), ("yes the", "eos", 2), ("yes yes yes", "max_tokens", 3),
+        ("answer", "max_tokens", 1)]
+    assert model.steps == [(2, 6), (1, 7), (2, 8), (1, 9), (1, 10), (1, 4)]
+    assert queue.fed == sum(rows for rows, _ in model.steps) == 1 + 3 + 2 + 2 + 0

@@ -120,7 +120,7 @@ class DecodeQueue:
 
     def _run(self, batch: GreedyRows, until_room: bool) -> None:
         fed, seconds = batch.fed, batch.seconds
-        while batch.rows and not (until_room and not self._full(batch)):
+        while batch.rows and (not until_room or self._full(batch)):
             if batch.step() and batch.rows and self.off is None:
                 trim(batch)
         self.fed += batch.fed - fed
