@@ -258,3 +258,9 @@ def test_the_queue_joins_rows_at_their_own_slots_and_positions_and_stops_each_as
         ("answer", "max_tokens", 1)]
     assert model.steps == [(2, 6), (1, 7), (2, 8), (1, 9), (1, 10), (1, 4)]
     assert queue.fed == sum(rows for rows, _ in model.steps) == 1 + 3 + 2 + 2 + 0
+
+
+def test_bounds_below_one_are_refused_in_one_line(folders):
+    for args, shown in (({"decode_rows": 0}, "0 and 4096"), ({"decode_cache_mib": -1}, "32 and -1")):
+        with pytest.raises(ValueError, match=rf"^decode_rows and decode_cache_mib must be 1 or more, not {shown}$"):
+            HFGenerative(folders["qwen2_vl"], **args)

@@ -85,7 +85,7 @@ class DecodeQueue:
 
     def __init__(self, model, tokenizer, *, rows: int, cache_bytes: int, sliding_window: bool = False):
         self.model, self.tokenizer = model, tokenizer
-        self.max_rows, self.max_bytes = max(1, int(rows)), int(cache_bytes)
+        self.max_rows, self.max_bytes = rows, cache_bytes
         self.sliding_window = sliding_window
         self.batch: GreedyRows | None = None
         self.off: str | None = None  # why rows are decoded group by group, once a cache showed it

@@ -100,6 +100,9 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         self.stats = {"forward_tokens": 0, "prefix_hits": 0}
         self.decode_batching = bool(decode_batching)
         self.decode_rows, self.decode_cache_mib = int(decode_rows), int(decode_cache_mib)
+        if self.decode_rows < 1 or self.decode_cache_mib < 1:
+            raise ValueError(f"decode_rows and decode_cache_mib must be 1 or more, not {decode_rows} and "
+                             f"{decode_cache_mib}")
         self._decoding: DecodeQueue | None = None  # during an answering call: its rows' shared decode steps
         self.decode_off: str | None = None
 
