@@ -11,7 +11,11 @@ tokens. Measured in one run:
 - naive: one ``model.generate()`` per question on the same prompt and frames, as a
   per-question harness runs it (the video encoded and prefilled for every question);
 - letters: ``choice_reading=letters`` (one forward, no generation), against choice with
-  generation at one token, which must cost no more than 1.5 times it.
+  generation at one token, which must cost no more than 1.5 times it;
+- decode batching: ``--decode-videos`` videos with one pair each (two questions a video, as a
+  run with many videos and few questions has), answered with the decode steps of all videos
+  shared (``decode_batching``, the default) and video by video (``decode_batching=false``): the
+  wall of each and the time in its decode steps (forwards of one token a row).
 
 It prints the language model's forward tokens against the minimum the workload needs (each
 video's prefix once, each question's suffix once, each generated token once), the wall time
@@ -19,6 +23,7 @@ of each path, and a JSON line of the ratios. Both paths' answers are compared: t
 texts must be equal.
 
     python bench/generation.py [--layers 4] [--videos 2] [--pairs 3] [--max-tokens 16] [--threads N]
+                               [--decode-videos 8] [--decode-batching-only]
 """
 from __future__ import annotations
 
@@ -111,51 +116,74 @@ def minimum_tokens(model: HFGenerative, pairs: list[tuple[VideoRef, Request]], s
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--videos", type=int, default=2)
-    parser.add_argument("--pairs", type=int, default=3)
-    parser.add_argument("--max-tokens", type=int, default=16)
-    parser.add_argument("--threads", type=int)
-    args = parser.parse_args()
-    print(f"threads: {apply_threads(args.threads)}")
-    import numpy as np
+def timed_steps(model: HFGenerative) -> dict:
+    """Wraps the model's forward to add up the decode steps (one token a row): their count,
+    rows and seconds."""
+    steps = {"steps": 0, "rows": 0, "seconds": 0.0}
+    forward = model.model.forward
 
-    clips = {f"/bench/clip{v}.mp4": frames_of(np.roll(pattern_frames(8, 480, 640), 7 * v, axis=2), rate=0.8)
-             for v in range(args.videos)}  # a different video each
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        output = forward(*args, **kwargs)
+        if kwargs["input_ids"].shape[1] == 1:
+            steps["steps"] += 1
+            steps["rows"] += kwargs["input_ids"].shape[0]
+            steps["seconds"] += time.perf_counter() - start
+        return output
 
-    def source(ref, sampling):
-        return clips[ref.path]
+    model.model.forward = timed
+    return steps
 
-    pairs = workload(args.videos, args.pairs, args.max_tokens)
+
+def decode_batching(path: str, requests: list[Request], source, batch_size: int) -> dict:
+    """Decode steps shared across videos against video by video, on the same requests: the wall
+    of each, and the time in decode steps (forwards of one token a row)."""
+    models = {"shared": HFGenerative(path, batch_size=batch_size),
+              "by_video": HFGenerative(path, batch_size=batch_size, decode_batching=False)}
+    for model in models.values():
+        model.answer(requests[:2], source)  # warm up
+    out: dict = {}
+    said: dict[str, list] = {}
+    for name in ("by_video", "shared") * 2:  # alternated, each the smaller of its two
+        steps = timed_steps(models[name])
+        start = time.perf_counter()
+        answers = models[name].answer(requests, source)
+        wall = time.perf_counter() - start
+        del models[name].model.forward  # the class's own again
+        if name not in out or wall < out[name]["wall"]:
+            out[name] = {"wall": wall, **steps}
+        said[name] = [(a.raw, a.meta["stopped"], a.meta["new_tokens"]) for a in answers]
+    return {**out, "equal": sum(a == b for a, b in zip(said["shared"], said["by_video"])),
+            "generated": sum(n for _, _, n in said["shared"])}
+
+
+def against_naive(path: str, pairs: list[tuple[VideoRef, Request]], source, args) -> None:
+    """timefoil against one generate() per question, and one-token choice against letters."""
     requests = [r for _, r in pairs]
-    with tempfile.TemporaryDirectory() as path:
-        build(path, [Prompts().choice] + WORDS, args.layers)
-        ours = HFGenerative(path, batch_size=2 * args.pairs)
-        ours.answer(requests[:2], source)  # warm up
-        ours.stats.update(forward_tokens=0)
-        start = time.perf_counter()
-        answers = ours.answer(requests, source)
-        t_ours = time.perf_counter() - start
-        generated = sum(a.meta["new_tokens"] for a in answers)
-        # a token is fed to the model only to get the next: each answer's first comes with its prompt
-        feeds = sum(a.meta["new_tokens"] - (a.meta["stopped"] != "eos") for a in answers)
-        used = ours.stats["forward_tokens"]
-        start = time.perf_counter()
-        plain_texts, plain_tokens = naive(ours, requests, source)
-        t_naive = time.perf_counter() - start
-        agree = sum(a.raw == t for a, t in zip(answers, plain_texts))
-        least = minimum_tokens(ours, pairs, source, feeds)
-        one = [Request(r.kind, r.video, r.text, labels=r.labels, option_texts=r.option_texts, max_tokens=1)
-               for r in requests]
-        letters = HFGenerative(path, batch_size=2 * args.pairs, choice_reading="letters")
-        start = time.perf_counter()
-        letters.answer(requests, source)
-        t_letters = time.perf_counter() - start
-        start = time.perf_counter()
-        ours.answer(one, source)
-        t_one = time.perf_counter() - start
+    ours = HFGenerative(path, batch_size=2 * args.pairs)
+    ours.answer(requests[:2], source)  # warm up
+    ours.stats.update(forward_tokens=0)
+    start = time.perf_counter()
+    answers = ours.answer(requests, source)
+    t_ours = time.perf_counter() - start
+    generated = sum(a.meta["new_tokens"] for a in answers)
+    # a token is fed to the model only to get the next: each answer's first comes with its prompt
+    feeds = sum(a.meta["new_tokens"] - (a.meta["stopped"] != "eos") for a in answers)
+    used = ours.stats["forward_tokens"]
+    start = time.perf_counter()
+    plain_texts, plain_tokens = naive(ours, requests, source)
+    t_naive = time.perf_counter() - start
+    agree = sum(a.raw == t for a, t in zip(answers, plain_texts))
+    least = minimum_tokens(ours, pairs, source, feeds)
+    one = [Request(r.kind, r.video, r.text, labels=r.labels, option_texts=r.option_texts, max_tokens=1)
+           for r in requests]
+    letters = HFGenerative(path, batch_size=2 * args.pairs, choice_reading="letters")
+    start = time.perf_counter()
+    letters.answer(requests, source)
+    t_letters = time.perf_counter() - start
+    start = time.perf_counter()
+    ours.answer(one, source)
+    t_one = time.perf_counter() - start
     print(f"{len(requests)} questions on {args.videos} videos, {generated} tokens generated")
     print(f"forward tokens: timefoil {used}, naive {plain_tokens}, minimum {least} "
           f"(timefoil / minimum {used / least:.3f}, naive / minimum {plain_tokens / least:.2f})")
@@ -167,6 +195,45 @@ def main() -> None:
                       "tokens_over_minimum": round(used / least, 4), "naive_tokens_over_minimum":
                       round(plain_tokens / least, 3), "one_token_over_letters": round(t_one / t_letters, 3),
                       "texts_equal": agree}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--videos", type=int, default=2)
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--threads", type=int)
+    parser.add_argument("--decode-videos", type=int, default=8)
+    parser.add_argument("--decode-batching-only", action="store_true")
+    args = parser.parse_args()
+    print(f"threads: {apply_threads(args.threads)}")
+    import numpy as np
+
+    clips = {f"/bench/clip{v}.mp4": frames_of(np.roll(pattern_frames(8, 480, 640), 7 * v, axis=2), rate=0.8)
+             for v in range(max(args.videos, args.decode_videos))}  # a different video each
+
+    def source(ref, sampling):
+        return clips[ref.path]
+
+    pairs = workload(args.videos, args.pairs, args.max_tokens)
+    with tempfile.TemporaryDirectory() as path:
+        build(path, [Prompts().choice] + WORDS, args.layers)
+        if not args.decode_batching_only:
+            against_naive(path, pairs, source, args)
+        few = [r for _, r in workload(args.decode_videos, 1, args.max_tokens)]
+        batching = decode_batching(path, few, source, 2 * args.pairs)
+    shared, apart = batching["shared"], batching["by_video"]
+    print(f"decode batching: {len(few)} questions on {args.decode_videos} videos, {batching['generated']} tokens "
+          f"generated, answers equal on {batching['equal']} of {len(few)}")
+    for name, m in (("video by video", apart), ("shared", shared)):
+        print(f"  {name}: wall {m['wall']:.2f} s, {m['steps']} decode steps of {m['rows'] / m['steps']:.1f} rows "
+              f"on average, {m['seconds']:.2f} s in them")
+    print(f"  video by video / shared: wall {apart['wall'] / shared['wall']:.2f}x, "
+          f"decode steps {apart['seconds'] / shared['seconds']:.2f}x")
+    print(json.dumps({"decode_batching_wall": round(apart["wall"] / shared["wall"], 3),
+                      "decode_batching_steps_time": round(apart["seconds"] / shared["seconds"], 3),
+                      "decode_batching_equal": batching["equal"]}))
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ where asked) leave the batch, so a long answer does not hold the short ones."""
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
-from typing import Any, Sequence
-
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
 
 
 @dataclass
@@ -84,6 +84,107 @@ def ends_first_line(tokenizer, tokens: list[int]) -> bool:
     return "\n" in text
 
 
+@dataclass(eq=False)
+class Row:
+    """One answer being generated: its budget, whether it ends with its first line, the tokens
+    so far, and why it stopped (None while it goes on)."""
+
+    budget: int
+    first_line: bool
+    tokens: list[int] = field(default_factory=list)
+    why: str | None = None
+    seconds: float = 0.0  # its share of the decode steps it took part in
+    waiting: list[Callable[["Row"], None]] = field(default_factory=list)
+
+    def when_done(self, call: Callable[["Row"], None]) -> None:
+        """``call(row)`` once the row has stopped: now, if it has."""
+        if self.why is None:
+            self.waiting.append(call)
+        else:
+            call(self)
+
+    def stop(self, why: str) -> None:
+        self.why = why
+        for call in self.waiting:
+            call(self)
+        self.waiting.clear()
+
+
+class GreedyRows:
+    """Rows generated together, one token per row per step. Between steps every row holds the
+    logits of its next token (``logits[i]`` for ``rows[i]``), the cache holds every token it has
+    seen, and ``positions`` the position its next token takes."""
+
+    def __init__(self, model, tokenizer, state: Continuation, rows: list[Row]):
+        self.model, self.tokenizer = model, tokenizer
+        self.ends = end_ids(model, tokenizer)
+        self.keyword = cache_keyword(model)
+        self.rows = list(rows)
+        self.logits, self.cache, self.mask, self.positions = state.logits, state.cache, state.mask, state.positions
+        self.fed = 0  # tokens fed to the model: one per row still going after each step
+        self.seconds = 0.0  # time in the model's forward
+
+    def _stopped(self, row: Row, token: int) -> str | None:
+        if row.budget <= 0:
+            return "max_tokens"
+        if token in self.ends:
+            return "eos"
+        row.tokens.append(token)
+        if row.first_line and ends_first_line(self.tokenizer, row.tokens):
+            return "line"
+        return "max_tokens" if len(row.tokens) >= row.budget else None
+
+    def step(self) -> list[Row]:
+        """Every row takes its likeliest token; the rows that stop (end of sequence, their
+        budget, the end of their first line where asked) leave the batch, and the rest are fed
+        their token to get the next logits. Returns the rows that stopped."""
+        import torch
+
+        chosen = self.logits.argmax(-1).tolist()
+        still, stopped = [], []
+        for slot, (row, token) in enumerate(zip(self.rows, chosen)):
+            why = self._stopped(row, token)
+            if why is None:
+                still.append(slot)
+            else:
+                row.stop(why)
+                stopped.append(row)
+        if len(still) < len(self.rows):  # finished rows leave the batch
+            self.select(still)
+            chosen = [chosen[s] for s in still]
+        if still:
+            self._feed(torch.tensor(chosen, dtype=torch.long, device=self.mask.device)[:, None])
+        return stopped
+
+    def select(self, slots: list[int]) -> None:
+        """Keep only the rows at ``slots``."""
+        import torch
+
+        self.rows = [self.rows[s] for s in slots]
+        if not slots:
+            self.logits = self.cache = self.mask = self.positions = None
+            return
+        keep = torch.tensor(slots, device=self.mask.device)
+        keep_rows(self.cache, keep)
+        self.mask, self.positions, self.logits = self.mask[keep], self.positions[..., keep], self.logits[keep]
+
+    def _feed(self, feed) -> None:
+        import torch
+
+        start = time.perf_counter()
+        self.fed += len(self.rows)
+        mask = torch.cat([self.mask, self.mask.new_ones(len(self.rows), 1)], dim=1)
+        output = self.model(input_ids=feed, attention_mask=mask, position_ids=self.positions[..., None],
+                            use_cache=True, cache_position=torch.tensor([mask.shape[1] - 1], device=mask.device),
+                            **{self.keyword: self.cache})
+        self.cache, self.mask, self.positions = cache_of(output), mask, self.positions + 1
+        self.logits = output.logits[:, -1].float()
+        spent = time.perf_counter() - start
+        self.seconds += spent
+        for row in self.rows:
+            row.seconds += spent / len(self.rows)
+
+
 def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int],
                     first_line: Sequence[bool]) -> tuple[list[tuple[list[int], str]], int]:
     """(generated token ids, why it stopped: "eos", "line" or "max_tokens") per row, greedy as
@@ -91,49 +192,12 @@ def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int
     token needs none: it comes from the forward pass before). ``budgets`` caps each row's new
     tokens; ``first_line`` stops a row at the end of its first answer line (a choice answered
     on one line)."""
-    import torch
-
-    ends = end_ids(model, tokenizer)
-    keyword = cache_keyword(model)
-    rows = len(budgets)
-    tokens: list[list[int]] = [[] for _ in range(rows)]
-    why: list[str | None] = [None] * rows
-    active = list(range(rows))  # rows still generating, in the order of the batch's rows
-    fed = 0
-    logits, cache, mask, positions = state.logits, state.cache, state.mask, state.positions
-    while True:
-        chosen = logits.argmax(-1).tolist()
-        still = []
-        for slot, (row, token) in enumerate(zip(active, chosen)):
-            if budgets[row] <= 0:
-                why[row] = "max_tokens"
-            elif token in ends:
-                why[row] = "eos"
-            else:
-                tokens[row].append(token)
-                if first_line[row] and ends_first_line(tokenizer, tokens[row]):
-                    why[row] = "line"
-                elif len(tokens[row]) >= budgets[row]:
-                    why[row] = "max_tokens"
-                else:
-                    still.append(slot)
-        if not still:
-            return [(t, w or "max_tokens") for t, w in zip(tokens, why)], fed
-        if len(still) < len(active):  # finished rows leave the batch
-            keep = torch.tensor(still, device=mask.device)
-            keep_rows(cache, keep)
-            mask, positions = mask[keep], positions[..., keep]
-            chosen = [chosen[s] for s in still]
-            active = [active[s] for s in still]
-        feed = torch.tensor(chosen, dtype=torch.long, device=mask.device)[:, None]
-        fed += len(active)
-        mask = torch.cat([mask, mask.new_ones(len(active), 1)], dim=1)
-        output = model(input_ids=feed, attention_mask=mask, position_ids=positions[..., None], use_cache=True,
-                       cache_position=torch.tensor([mask.shape[1] - 1], device=mask.device), **{keyword: cache})
-        cache = cache_of(output)
-        positions = positions + 1
-        logits = output.logits[:, -1].float()
+    rows = [Row(budget, line) for budget, line in zip(budgets, first_line)]
+    batch = GreedyRows(model, tokenizer, state, rows)
+    while batch.rows:
+        batch.step()
+    return [(row.tokens, row.why) for row in rows], batch.fed
 
 
-__all__ = ["Continuation", "cache_keyword", "cache_of", "continue_greedy", "end_ids", "keep_rows", "kept_logits",
-           "repeat_rows"]
+__all__ = ["Continuation", "GreedyRows", "Row", "cache_keyword", "cache_of", "continue_greedy", "end_ids",
+           "keep_rows", "kept_logits", "repeat_rows"]

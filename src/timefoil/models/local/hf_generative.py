@@ -33,7 +33,8 @@ from typing import Any, Sequence
 from ..requests import Answer, Request
 from ...video.frames import Frames
 from ..base import FrameSource, Model, RanksBySimilarity
-from .greedy import Continuation, cache_of, continue_greedy, kept_logits
+from .decoding import DecodeQueue
+from .greedy import Continuation, Row, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
 from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, takes_vision, weights_fingerprint
 from .hf_open import ROWS, WHY_NO_PREFIX, WHY_ONE_ROW, generate_alone, model_inputs
@@ -54,6 +55,7 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
                  preprocess: str = "auto", video_as: str = "auto", score: str = "auto",
                  choice_reading: str = "generate", trust_remote_code: bool = False, time_origin: str | None = None,
+                 decode_batching: bool = True, decode_rows: int = 32, decode_cache_mib: int = 4096,
                  model=None, processor=None):
         torch = _torch()
         self.path, self.revision, self.dtype = path, revision, dtype
@@ -104,6 +106,13 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         self.recurrent = "linear_attention" in layer_types
         self._variants: dict[str, list[int]] = {}
         self.stats = {"forward_tokens": 0, "prefix_hits": 0}
+        self.decode_batching = bool(decode_batching)
+        self.decode_rows, self.decode_cache_mib = int(decode_rows), int(decode_cache_mib)
+        if self.decode_rows < 1 or self.decode_cache_mib < 1:
+            raise ValueError(f"decode_rows and decode_cache_mib must be 1 or more, not {decode_rows} and "
+                             f"{decode_cache_mib}")
+        self._decoding: DecodeQueue | None = None  # during an answering call: its rows' shared decode steps
+        self.decode_off: str | None = None
 
     def fingerprint(self) -> dict:
         return {"name": "hf", "path": self.path, "revision": self.revision or getattr(
@@ -122,6 +131,8 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
             notes["prefix_reuse"] = f"off for {self.inputs.model_type}: {self.prefix_reuse_off}"
         if self.inputs.open:
             notes["open_path"] = f"{self.inputs.model_type} shown through its own processor, {WHY_ONE_ROW}"
+        if self.decode_off:  # answers decoded group by group, as with decode_batching=false
+            notes["decode_batching"] = f"off for {self.inputs.model_type}: {self.decode_off}"
         return notes
 
     # -- prompts -------------------------------------------------------------------------
@@ -229,7 +240,13 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         choice asked for a letter: the line that names it decides; ``max_tokens`` stays the ceiling)."""
         return [(self.max_new_tokens or r.max_tokens, first_line) for r in requests]
 
-    def _said(self, answer: Answer, generated: tuple[list[int], str]) -> Answer:
+    def _said(self, answer: Answer, generated: tuple[list[int], str] | Row) -> Answer:
+        if isinstance(generated, Row):  # decoded beside other groups' rows: filled in when it stops
+            def fill(row: Row) -> None:
+                self._said(answer, (row.tokens, row.why))
+                answer.latency = (answer.latency or 0.0) + row.seconds
+            generated.when_done(fill)
+            return answer
         tokens, why = generated
         answer.raw = self.tokenizer.decode(tokens, skip_special_tokens=True).strip()
         answer.meta = {**(answer.meta or {}), "stopped": why, "new_tokens": len(tokens)}
@@ -243,13 +260,23 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         for i, request in enumerate(requests):
             video_key = (request.video.key(), str(request.sampling)) if request.video is not None else None
             groups.setdefault(video_key, []).append(i)
+        # set anew by every call: rows that ask for answers join this call's shared decode steps
+        queue = self._decoding = DecodeQueue(
+            self.model, self.tokenizer, rows=self.decode_rows, cache_bytes=self.decode_cache_mib << 20,
+            sliding_window=self.sliding_window) if self.decode_batching else None
         with torch.inference_mode():
             for indices in groups.values():
-                start = time.perf_counter()
+                start, decoding = time.perf_counter(), queue.seconds if queue else 0.0
                 answers = answer_group([requests[i] for i in indices])
+                # a row's latency: its group's share of the prefill, plus its share of each decode step
+                spent = time.perf_counter() - start - ((queue.seconds - decoding) if queue else 0.0)
                 for i, answer in zip(indices, answers):
-                    answer.latency = (time.perf_counter() - start) / len(indices)
+                    answer.latency = (answer.latency or 0.0) + spent / len(indices)
                     out[i] = answer
+            if queue:
+                queue.finish()
+                self.stats["forward_tokens"] += queue.fed
+                self.decode_off = self.decode_off or queue.off
         return out  # type: ignore[return-value]
 
     def _video(self, request: Request, frames: FrameSource) -> Frames | None:
@@ -279,7 +306,9 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         return rows
 
     def _continue(self, asks, said: list | None, state: Continuation) -> None:
-        if asks:
+        if asks and self._decoding is not None:
+            said += self._decoding.admit(state, [a[0] for a in asks], [a[1] for a in asks])
+        elif asks:
             answers, fed = continue_greedy(self.model, self.tokenizer, state, [a[0] for a in asks],
                                            [a[1] for a in asks])
             said += answers
