@@ -64,6 +64,18 @@ def run_protocol(model: str, suite: str, tmp_path, protocol: str, order: str | N
     return records, json.load(open(tmp_path / "run" / "run.json"))
 
 
+def generated_alone(model, request, clip) -> str:
+    """The path a model card shows: generate() on the one prompt, greedy, to its budget; a choice
+    read to the end of its first answer line, as timefoil stops it."""
+    batch = model._encode([model._prompt(request, clip)[0]], [clip])
+    output = model.model.generate(**batch, max_new_tokens=request.max_tokens, do_sample=False,
+                                  pad_token_id=model.tokenizer.pad_token_id)
+    text = model.tokenizer.decode(output[0, batch["input_ids"].shape[1]:], skip_special_tokens=True).lstrip()
+    if request.kind == "choice" and "\n" in text:
+        text = text[:text.index("\n")]
+    return text.strip()
+
+
 def run_ids(run_dir) -> list[str]:
     """A run's recorded request ids, sorted (repeats kept, so a duplicate shows)."""
     return sorted(r["id"] for r in run_records(run_dir))

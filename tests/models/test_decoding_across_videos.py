@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from helpers import generated_alone  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.local.decoding import unpaddable  # noqa: E402
 from timefoil.models.local.greedy import Continuation  # noqa: E402
@@ -92,14 +93,7 @@ def fed(answer) -> int:
 
 def alone(model: HFGenerative, request: Request) -> str:
     """generate() on the one prompt, greedy, to its budget; a choice read to its first line."""
-    clip = source(request.video, request.sampling)
-    batch = model._encode([model._prompt(request, clip)[0]], [clip])
-    output = model.model.generate(**batch, max_new_tokens=request.max_tokens, do_sample=False,
-                                  pad_token_id=model.tokenizer.pad_token_id)
-    text = model.tokenizer.decode(output[0, batch["input_ids"].shape[1]:], skip_special_tokens=True).lstrip()
-    if request.kind == "choice" and "\n" in text:
-        text = text[:text.index("\n")]
-    return text.strip()
+    return generated_alone(model, request, source(request.video, request.sampling))
 
 
 @pytest.mark.parametrize("family", list(SEEDS))

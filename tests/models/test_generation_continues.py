@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from helpers import generated_alone  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.families import FAMILIES  # noqa: E402
 from timefoil.models.local.greedy import Continuation, continue_greedy  # noqa: E402
@@ -45,15 +46,7 @@ def generations() -> list[Request]:
 
 
 def plain(model: HFGenerative, request: Request) -> str:
-    """The path a model card shows: generate() on the one prompt, greedy, to its budget; a choice
-    read to the end of its first answer line, as timefoil stops it."""
-    batch = model._encode([model._prompt(request, CLIP)[0]], [CLIP])
-    output = model.model.generate(**batch, max_new_tokens=request.max_tokens, do_sample=False,
-                                  pad_token_id=model.tokenizer.pad_token_id)
-    text = model.tokenizer.decode(output[0, batch["input_ids"].shape[1]:], skip_special_tokens=True).lstrip()
-    if request.kind == "choice" and "\n" in text:
-        text = text[:text.index("\n")]
-    return text.strip()
+    return generated_alone(model, request, CLIP)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
