@@ -324,7 +324,7 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         if positions is None:  # the open path: one prompt, positions the model's own
             return self._open_forward(batch, prompts, asks, said)
         batch["position_ids"] = positions
-        captions = [len(self.tokenizer.encode(c, add_special_tokens=False)) if c else 0 for _, c in prompts]
+        captions = self._caption_lengths(prompts)
         # left padded: every row ends at the batch's last token, so the last positions are every
         # row's (a caption's tokens and the one before them, or the next-token distribution)
         output = self.model(**batch, use_cache=bool(asks), **kept_logits(self.model, max(captions) + 1))
@@ -333,12 +333,19 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         if asks:
             self._continue(asks, said, Continuation(logits[:, -1], cache_of(output), batch["attention_mask"],
                                                     batch["position_ids"][..., -1] + 1))
-        logprobs = torch.log_softmax(logits, dim=-1)
+        return self._read_rows(torch.log_softmax(logits, dim=-1), batch["input_ids"], captions)
+
+    def _caption_lengths(self, prompts: list[tuple[str, str]]) -> list[int]:
+        return [len(self.tokenizer.encode(c, add_special_tokens=False)) if c else 0 for _, c in prompts]
+
+    @staticmethod
+    def _read_rows(logprobs, input_ids, captions: list[int]) -> list[tuple[Any, float | None]]:
+        """Each row's next-token log-probabilities, or its caption's mean token log-likelihood
+        (rows end at the batch's last token: its caption's tokens and the one before them)."""
         rows = []
-        for b, (prompt, caption) in enumerate(prompts):
-            n_caption = captions[b]
+        for b, n_caption in enumerate(captions):
             if n_caption:
-                ids = batch["input_ids"][b, -n_caption:]
+                ids = input_ids[b, -n_caption:]
                 scores = logprobs[b, -n_caption - 1:-1].gather(-1, ids[:, None]).squeeze(-1)
                 rows.append((None, float(scores.mean())))
             else:
@@ -350,7 +357,6 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         """One prompt on the open path: the forward (or, for an answer, the model's own
         generate) on exactly what its processor returned, positions left to the model."""
         torch = _torch()
-        (prompt, caption), = prompts
         inputs = model_inputs(self.model, batch)
         self.stats["forward_tokens"] += int(batch["input_ids"].shape[1])
         if asks:
@@ -358,13 +364,9 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
             said.append(answer)
             self.stats["forward_tokens"] += fed
             return [(torch.log_softmax(first, dim=-1), None)]
-        n_caption = len(self.tokenizer.encode(caption, add_special_tokens=False)) if caption else 0
-        logits = self.model(**inputs, **kept_logits(self.model, n_caption + 1)).logits[0]
-        logprobs = torch.log_softmax(logits.float(), -1)
-        if not n_caption:
-            return [(logprobs[-1], None)]
-        ids = batch["input_ids"][0, -n_caption:]
-        return [(None, float(logprobs[-n_caption - 1:-1].gather(-1, ids[:, None]).mean()))]
+        captions = self._caption_lengths(prompts)
+        logits = self.model(**inputs, **kept_logits(self.model, captions[0] + 1)).logits
+        return self._read_rows(torch.log_softmax(logits.float(), -1), batch["input_ids"], captions)
 
     def _yes_no(self, next_logprobs) -> Answer:
         probs = next_logprobs.exp()
