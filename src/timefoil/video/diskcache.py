@@ -7,19 +7,25 @@ reading back is over five times faster than decoding, where ``np.savez_compresse
 cost more than the decode it saved and read back barely faster. Entries written before in
 that format (``.npz``) are never read (their keys changed) and are pruned as any other.
 
-Each entry is checked when read: its key, its arrays' layout and a SHA-256 of both and of the
-arrays' bytes; a damaged one is moved aside (``<entry>.damaged``) with one warning, and is a miss."""
+Each entry is checked when read: that it is a regular file, its length against its header's, its
+key, its arrays' layout (against the request, before the frames are read) and a SHA-256 of both
+and of the arrays' bytes; a damaged one is moved aside (``<entry>.damaged``) with one warning, and
+is a miss: its frames are decoded again and stored over it."""
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import struct
 import sys
 import tempfile
+from typing import Callable
 
 import numpy as np
+
+from ..core.hashing import NotRegularFile, regular_file
 
 DEFAULT_MAX = 2 * 1024**3  # 2 GiB: thousands of sampled clips; TIMEFOIL_CACHE_MAX overrides it
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
@@ -42,11 +48,15 @@ MAGIC = b"timefoil-frames-3\n"
 SUFFIX = ".frames"
 OLD_SUFFIXES = (".npz",)  # entries of formats before: never read again (their keys changed), still pruned
 DAMAGED = ".damaged"  # an entry that failed its checks, moved aside: kept to look at, pruned like the rest
+MAX_HEADER = 1 << 16  # the key, three arrays' layout and a sample's facts take under 1 KiB
 LEVEL = -2  # fast: on noisy camera frames 0.8 of level 1's time at the same size; level 3 took twice as long
 
 
 class DamagedEntry(ValueError):
     """An entry that is not what was written for its key: a miss, moved aside."""
+
+
+Layout = dict[str, tuple[np.dtype, tuple[int, ...]]]  # each array's dtype and shape, as an entry's header gives them
 
 
 def _digest(header: bytes, arrays) -> str:
@@ -78,37 +88,113 @@ def write_entry(handle, key: str, arrays: dict[str, np.ndarray], facts: dict | N
     handle.write(stream.flush())
 
 
-def read_entry(path: str, key: str) -> tuple[dict[str, np.ndarray], dict]:
-    """(arrays, facts) of the entry at ``path``, checked: written for ``key``, of the layout its
-    header gives, with the checksum it was written with. Anything else raises DamagedEntry."""
+def read_entry(path: str, key: str,
+               expect: Callable[[Layout], None] | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """(arrays, facts) of the entry at ``path``, checked: a regular file, written for ``key``, of
+    the layout its header gives (and that ``expect`` accepts before a byte of the frames is read:
+    it raises ValueError for a layout the request could never make), no longer than that layout
+    compresses to, with the checksum it was written with. Anything else raises DamagedEntry."""
+    with _open_regular(path) as handle:
+        described, digest, layout, shapes = _read_header(handle)
+        if expect is not None:
+            try:
+                expect(shapes)
+            except ValueError as exc:
+                raise DamagedEntry(f"not the sample asked for: {exc}") from None
+        raw = sum(math.prod(shape) * dtype.itemsize for dtype, shape in shapes.values())
+        bound = _compressed_bound(raw)
+        if os.fstat(handle.fileno()).st_size - handle.tell() > bound:  # read no more than an entry can hold
+            raise DamagedEntry("longer than its frames could compress to")
+        compressed = handle.read(bound + 1)
+    out = _arrays_of(_decompressed(compressed, raw), shapes)
+    if _digest(described, out.values()) != digest:
+        raise DamagedEntry("checksum mismatch")
+    if layout["key"] != key:
+        raise DamagedEntry("written for another key")
+    return out, layout["facts"]
+
+
+def _open_regular(path: str):
+    """The entry opened for reading, if it is a regular file: a FIFO would block the read for
+    ever, a device never end it. Opened without blocking, so one swapped in after the check
+    reads as empty (an entry cut short) instead of hanging."""
+    try:
+        regular_file(path)
+    except NotRegularFile as exc:
+        raise DamagedEntry(f"{exc.what}, not a regular file") from None
+    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb")
+
+
+def _read_header(handle) -> tuple[bytes, str, dict, Layout]:
+    """MAGIC, the header's length and the header, read no further than they say: (the described
+    bytes the checksum covers, that checksum, the described JSON, each array's dtype and shape)."""
+    prefix = handle.read(len(MAGIC) + 4)
+    if not prefix.startswith(MAGIC) and not MAGIC.startswith(prefix):
+        raise DamagedEntry("not a frame cache entry of this format")
+    if len(prefix) < len(MAGIC) + 4:
+        raise DamagedEntry(f"cut short at {len(prefix)} bytes, before its header")
+    (length,) = struct.unpack_from("<I", prefix, len(MAGIC))
+    if length > MAX_HEADER:
+        raise DamagedEntry(f"a header of {length} bytes, more than any entry's")
+    text = handle.read(length)
+    if len(text) < length:
+        raise DamagedEntry(f"cut short in its header ({len(text)} of {length} bytes)")
+    try:
+        header = json.loads(text)
+        described, digest = header["described"].encode(), header["sha256"]
+        layout = json.loads(described)
+        shapes = _layout(layout["arrays"])
+        if not (isinstance(digest, str) and isinstance(layout["key"], str) and isinstance(layout["facts"], dict)):
+            raise TypeError("a field of another type")
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeError) as exc:
+        raise DamagedEntry(f"unreadable header ({type(exc).__name__})") from None
+    return described, digest, layout, shapes
+
+
+def _layout(arrays) -> Layout:
+    """Each array's name, dtype and shape as the header lists them, or ValueError: a dtype that
+    holds Python objects or no bytes, a shape that is not whole non-negative numbers."""
+    layout = {}
+    for name, dtype, shape in arrays:
+        if not (isinstance(name, str) and isinstance(dtype, str) and isinstance(shape, list)) or name in layout:
+            raise ValueError(f"array {name!r} listed wrong")
+        dtype = np.dtype(dtype)
+        if dtype.hasobject or not dtype.itemsize or not all(type(d) is int and d >= 0 for d in shape):
+            raise ValueError(f"array {name!r} of dtype {dtype} and shape {shape}")
+        layout[name] = (dtype, tuple(shape))
+    return layout
+
+
+def _compressed_bound(raw: int) -> int:
+    """The most bytes zstandard writes for ``raw`` bytes (ZSTD_COMPRESSBOUND) and its frame
+    header: an entry longer than that holds something besides its frames."""
+    return raw + (raw >> 8) + ((128 * 1024 - raw) >> 11 if raw < 128 * 1024 else 0) + 64
+
+
+def _decompressed(compressed: bytes, raw: int) -> bytes:
+    """Exactly one zstandard frame of exactly ``raw`` bytes, nothing after it; its stated size
+    is checked before anything is allocated for it."""
     import zstandard
 
-    with open(path, "rb") as handle:
-        data = handle.read()
-    if not data.startswith(MAGIC):
-        raise DamagedEntry("not a frame cache entry of this format")
-    start = len(MAGIC) + 4
-    (length,) = struct.unpack("<I", data[len(MAGIC):start])
     try:
-        header = json.loads(data[start:start + length])
-        described = header["described"].encode()
-        layout = json.loads(described)
-        payload = zstandard.ZstdDecompressor().decompress(data[start + length:])
-        out, offset = {}, 0
-        for name, dtype, shape in layout["arrays"]:
-            dtype = np.dtype(dtype)
-            count = int(np.prod(shape, dtype=np.int64))
-            out[name] = np.frombuffer(payload, dtype=dtype, count=count, offset=offset).reshape(shape)
-            offset += count * dtype.itemsize
-    except (ValueError, KeyError, TypeError, UnicodeError, zstandard.ZstdError) as exc:
-        raise DamagedEntry(f"unreadable ({type(exc).__name__})") from None
-    if offset != len(payload):
+        if zstandard.frame_content_size(compressed) != raw:
+            raise DamagedEntry("length does not match its header")
+        stream = zstandard.ZstdDecompressor().decompressobj()
+        payload = stream.decompress(compressed)
+    except zstandard.ZstdError as exc:
+        raise DamagedEntry(f"unreadable frames ({type(exc).__name__})") from None
+    if not stream.eof or stream.unused_data or len(payload) != raw:
         raise DamagedEntry("length does not match its header")
-    if _digest(described, out.values()) != header.get("sha256"):
-        raise DamagedEntry("checksum mismatch")
-    if layout.get("key") != key:
-        raise DamagedEntry("written for another key")
-    return out, layout.get("facts", {})
+    return payload
+
+
+def _arrays_of(payload: bytes, shapes: Layout) -> dict[str, np.ndarray]:
+    out, offset = {}, 0
+    for name, (dtype, shape) in shapes.items():
+        count = math.prod(shape)
+        out[name] = np.frombuffer(payload, dtype=dtype, count=count, offset=offset).reshape(shape)
+        offset += count * dtype.itemsize
+    return out
 
 
 class FrameDiskCache:
@@ -125,11 +211,13 @@ class FrameDiskCache:
     def path(self, key: str, suffix: str = SUFFIX) -> str:
         return os.path.join(self.root, key[:2], key + suffix)
 
-    def load(self, key: str) -> tuple[dict[str, np.ndarray], dict] | None:
-        """(arrays, facts) stored under ``key``, or None: never stored, or damaged (moved aside)."""
+    def load(self, key: str, expect: Callable[[Layout], None] | None = None
+             ) -> tuple[dict[str, np.ndarray], dict] | None:
+        """(arrays, facts) stored under ``key``, or None: never stored, or damaged (moved aside).
+        ``expect`` checks the entry's layout against the request (``read_entry``)."""
         path = self.path(key)
         try:
-            value = read_entry(path, key)
+            value = read_entry(path, key, expect)
         except FileNotFoundError:  # never stored, or removed meanwhile by a prune or a clear
             return None
         except (DamagedEntry, OSError) as exc:
@@ -148,8 +236,7 @@ class FrameDiskCache:
             os.replace(path, path + DAMAGED)
             where = f"moved to {path + DAMAGED}"
         except OSError:
-            self._remove(path)
-            where = "removed"
+            where = self._removed(path)
         print(f"timefoil: a damaged frame cache entry {path} ({reason}) was {where}; its frames are decoded again",
               file=sys.stderr)
 
@@ -218,6 +305,15 @@ class FrameDiskCache:
             self._remove(path)
             removed += 1
         return removed
+
+    def _removed(self, path: str) -> str:
+        """How a damaged entry that could not be moved aside was dealt with: a folder in its
+        place (or a read-only cache) stays, and storing over it fails with a warning, not the run."""
+        try:
+            self._remove(path)
+            return "removed"
+        except OSError as exc:
+            return f"left in place ({type(exc).__name__})"
 
     @staticmethod
     def _remove(path: str) -> None:

@@ -5,6 +5,7 @@ reads frame facts): the memory cache is locked, and two threads asking for one s
 a single decode of it."""
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -58,6 +59,7 @@ def content_key(ref: VideoRef) -> dict:
 # AV1 decodes every frame, Matroska's millisecond stamps and AVI's B-frame delay are read right
 # (entries written before may hold the frame before the one wanted).
 FRAMES_FORMAT = 3
+ROTATIONS = (0, 90, 180, -90)  # how a display matrix turns frames, as probe reports it
 
 
 def _resize_nearest(array: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -85,26 +87,28 @@ class FrameStore:
 
     def get(self, ref: VideoRef, sampling: Sampling) -> Frames:
         key = stable_hash({"video": content_key(ref), "sampling": sampling.decode_key(), "format": FRAMES_FORMAT}, 32)
-        sample = self._load(key, sampling)
+        sources = len(ref.parts) if ref.is_concat else 1
+        sample = self._load(key, sampling, sources)
         if sample is None:  # looked up again inside: another thread may have just decoded it
-            sample = self._decoding.run(key, lambda: self._load(key, sampling)
+            sample = self._decoding.run(key, lambda: self._load(key, sampling, sources)
                                         or self._save(key, self._decode(ref, sampling)))
         order = ablation_order(len(sample.entries), sampling, ref.key())
         return replace(sample, array=sample.array[order], entries=tuple(sample.entries[i] for i in order),
                        times=tuple(sample.times[i] for i in order))
 
     # -- caching -------------------------------------------------------------------------
-    def _load(self, key: str, sampling: Sampling) -> Frames | None:
+    def _load(self, key: str, sampling: Sampling, sources: int) -> Frames | None:
         with self._lock:
             if key in self._memory:
                 self._memory.move_to_end(key)
                 self.stats.memory_hits += 1
                 return self._memory[key]
-        stored = self.disk.load(key) if self.disk else None
+        stored = self.disk.load(key, lambda layout: _check_layout(layout, sampling, self.max_pixels)) \
+            if self.disk else None
         if stored is None:
             return None
         try:
-            sample = _sample_from(*stored, sampling)
+            sample = _sample_from(*stored, sampling, sources)
         except (ValueError, KeyError, TypeError) as exc:  # checksummed, yet not a sample: written wrong
             self.disk.discard(key, str(exc))
             return None
@@ -197,23 +201,72 @@ def frames_asked(frames: Frames, sampling: Sampling) -> int | None:
     return asked if asked > shown else None
 
 
-def _sample_from(arrays: dict[str, np.ndarray], facts: dict, sampling: Sampling) -> Frames:
-    """A sample read back from the disk cache, checked against what a decode makes: RGB uint8
-    frames, one plan entry and one time per frame, at the sampling's size where it sets one."""
-    array, entries, times = arrays["array"], arrays["entries"], arrays["times"]
-    if array.dtype != np.uint8 or array.ndim != 4 or array.shape[3] != 3 or not array.shape[0]:
-        raise ValueError(f"frames of dtype {array.dtype} and shape {array.shape}, not uint8 [n, h, w, 3]")
-    n = array.shape[0]
-    if entries.shape != (n, 2) or times.shape != (n,):
-        raise ValueError(f"{n} frames with {len(entries)} plan entries and {len(times)} times")
-    if sampling.resize and array.shape[1:3] != tuple(sampling.resize)[::-1]:
-        raise ValueError(f"frames of {array.shape[2]}x{array.shape[1]}, not the sampling's {sampling.resize}")
-    if not np.all(np.isfinite(times)):
-        raise ValueError("frame times that are not finite")
-    return Frames(array, tuple(None if int(p) < 0 else (int(p), int(i)) for p, i in entries),
-                  bool(facts["degenerate"]), tuple(float(t) for t in times), float(facts["rate"]),
-                  bool(facts["rate_guessed"]), tuple(int(r) for r in facts["rotations"]),
-                  tuple(str(how) for how in facts["decoded"]))
+def _check_layout(layout: dict, sampling: Sampling, max_pixels: int) -> None:
+    """An entry's arrays as its header lists them, checked against what a decode for
+    ``sampling`` makes before a byte of its frames is read: RGB uint8 frames, as many as the
+    sampling shows, at its size (or within the frame pixel budget), one int64 plan entry and one
+    float64 time per frame. ValueError says what differs."""
+    if sorted(layout) != ["array", "entries", "times"]:
+        raise ValueError(f"arrays {sorted(layout)}, not array, entries and times")
+    dtype, shape = layout["array"]
+    if dtype != np.uint8 or len(shape) != 4 or shape[3] != 3:
+        raise ValueError(f"frames of dtype {dtype} and shape {shape}, not uint8 [n, h, w, 3]")
+    count, height, width = shape[:3]
+    _check_count(count, sampling)
+    if sampling.resize and (height, width) != tuple(sampling.resize)[::-1]:
+        raise ValueError(f"frames of {width}x{height}, not the sampling's {sampling.resize}")
+    if not sampling.resize and not 0 < height * width <= max_pixels:
+        raise ValueError(f"frames of {width}x{height}, not within 1 to {max_pixels} pixels")
+    if layout["entries"] != (np.dtype(np.int64), (count, 2)) or layout["times"] != (np.dtype(np.float64), (count,)):
+        raise ValueError(f"{count} frames with plan entries {layout['entries'][1]} and times {layout['times'][1]}")
+
+
+def _check_count(count: int, sampling: Sampling) -> None:
+    """As many frames as the plan shows: exactly ``frames`` (a concatenation's black ones
+    included), or at least one and at most ``max_frames`` at a rate."""
+    if sampling.frames is not None and count != sampling.frames:
+        raise ValueError(f"{count} frames where the sampling shows {sampling.frames}")
+    if sampling.frames is None and not 0 < count <= (sampling.max_frames or count):
+        raise ValueError(f"{count} frames where the sampling shows 1 to {sampling.max_frames or 'any number'}")
+
+
+def _sample_from(arrays: dict[str, np.ndarray], facts: dict, sampling: Sampling, sources: int) -> Frames:
+    """A sample read back from the disk cache (its layout checked by ``_check_layout``), its
+    values checked against what a decode of ``sources`` videos makes: plan entries in order,
+    times finite and in order, facts of the kinds a decode records. ValueError says what differs."""
+    entries = tuple(None if tuple(row) == (-1, -1) else (int(row[0]), int(row[1])) for row in arrays["entries"])
+    _check_plan(entries, sources)
+    times = arrays["times"]
+    if not np.all(np.isfinite(times)) or np.any(times < 0) or np.any(np.diff(times) < 0):
+        raise ValueError("frame times that are not finite, below 0 or out of order")
+    return Frames(arrays["array"], entries, times=tuple(float(t) for t in times), **_facts_of(facts, sources))
+
+
+def _check_plan(entries: tuple, sources: int) -> None:
+    """Entries as ``plan_frames`` makes them: frames of the sources in order, black ones only
+    between the two videos of a concatenation."""
+    for entry in entries:
+        if entry is None and sources != 2 or entry is not None and not (0 <= entry[0] < sources and entry[1] >= 0):
+            raise ValueError(f"a plan entry {entry} of a sample of {sources} video(s)")
+    ordered = [(0.5, 0) if entry is None else entry for entry in entries]
+    if ordered != sorted(ordered):
+        raise ValueError("plan entries out of order")
+
+
+def _facts_of(facts: dict, sources: int) -> dict:
+    """The facts a decode records, checked: whether degenerate, the rate (positive, finite),
+    whether guessed, one rotation per source, how each decoded source was decoded."""
+    rate, rotations, decoded = facts["rate"], facts["rotations"], facts["decoded"]
+    if not isinstance(facts["degenerate"], bool) or not isinstance(facts["rate_guessed"], bool):
+        raise ValueError("degenerate or rate_guessed that is not true or false")
+    if type(rate) not in (int, float) or not 0 < rate < math.inf:
+        raise ValueError(f"a sampling rate of {rate!r}")
+    if not isinstance(rotations, list) or len(rotations) != sources or any(r not in ROTATIONS for r in rotations):
+        raise ValueError(f"rotations {rotations!r} of {sources} video(s)")
+    if not isinstance(decoded, list) or len(decoded) > sources or not all(isinstance(how, str) for how in decoded):
+        raise ValueError(f"decodes {decoded!r} of {sources} video(s)")
+    return {"degenerate": facts["degenerate"], "sampled_fps": float(rate), "rate_guessed": facts["rate_guessed"],
+            "rotations": tuple(int(r) for r in rotations), "decoded": tuple(decoded)}
 
 
 __all__ = ["FrameStore", "Frames", "FrameStats", "VideoError", "content_key", "frames_asked"]
