@@ -82,3 +82,71 @@ def test_an_answer_loses_the_keys_values_only_and_a_cut_key_loses_its_start():
     assert without_cut_secret("body ending in sk-te", key) == "body ending in "
     assert without_cut_secret("body ending in s", key) == "body ending in "
     assert without_cut_secret("body ending in sk-tx", key) == "body ending in sk-tx"
+
+
+PIECE_KEY = "sk-live-Qm7Zr2Xv9Tn4Lp8Wd3Hc6Jb5"  # 31 characters
+
+
+def test_a_piece_of_the_key_in_a_reply_or_an_error_reaches_no_file(tmp_path, monkeypatch):
+    """The fake server's odd calls answer with the key's first 20 characters and its last 12
+    in the reply's text, its even calls fail with a 400 whose body holds 10 from its middle:
+    each piece is cut out of the stored answer, the error and the cache, and the words around
+    it are kept as written."""
+    pytest.importorskip("httpx")
+    from provider_fakes import FakeServer
+
+    from timefoil import RunConfig, run
+    from timefoil.execution.store import RunLog
+    from timefoil.synth import generate
+
+    start, end, middle = PIECE_KEY[:20], PIECE_KEY[-12:], PIECE_KEY[10:20]
+    said = f"Yes. The key starts {start} and ends {end}; the man opens the door."
+
+    def script(handler, body, call):
+        if call % 2:
+            return handler.send(200, json.dumps({"choices": [{"message": {"role": "assistant", "content": said},
+                                                              "finish_reason": "stop"}]}).encode())
+        handler.send(400, json.dumps({"error": f"key {middle} is not allowed"}).encode())
+
+    server = FakeServer(failure_rate=0.0)
+    server.script = script
+    suite = str(tmp_path / "suite")
+    generate(suite, per_family=1, seed=4, families=("order",))
+    monkeypatch.setenv("OPENAI_API_KEY", PIECE_KEY)
+    config = RunConfig("synth", f"openai:m@{server.url}", data_dir=suite, protocol="entailment", blind=True,
+                       model_args={"max_retries": 0, "concurrency": 1})
+    try:
+        run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
+    finally:
+        server.close()
+    answers = [r["answer"] for r in RunLog(str(tmp_path / "run")).read()]
+    assert server.calls >= 2 and {a["raw"] for a in answers if not a["error"]} == \
+        {"Yes. The key starts [redacted] and ends [redacted]; the man opens the door."}
+    assert {a["error"] for a in answers if a["error"]} == \
+        {'api error: HTTP 400: {"error": "key [redacted] is not allowed"}'}
+    stored = [os.path.join(root, name) for folder in ("run", "cache") for root, _, files in os.walk(tmp_path / folder)
+              for name in files]
+    assert any(name.endswith("responses.sqlite") for name in stored)
+    pieces = [piece.encode() for piece in (start, end, middle, PIECE_KEY[:8], PIECE_KEY[-8:])]
+    for name in stored:
+        data = open(name, "rb").read()
+        assert not [piece for piece in pieces if piece in data], name
+
+
+def test_a_run_of_8_characters_of_a_key_is_cut_and_ordinary_words_are_kept(monkeypatch):
+    """Any 8 consecutive characters of a key go (its start, its end, a piece between, each run
+    as long as it goes); 7 stay. A credential in the environment that is a path or a word
+    takes its whole value, and any run of 16 of its characters, but not a word or two of it."""
+    from timefoil.core.redaction import redact_values
+
+    key = PIECE_KEY
+    assert redact_values(f"starts {key[:8]}, ends {key[-8:]}, holds {key[11:19]}", key) == \
+        "starts [redacted], ends [redacted], holds [redacted]"
+    assert redact_values(f"{key[:7]} or {key[-7:]}: seven", key) == f"{key[:7]} or {key[-7:]}: seven"
+    assert redact_values(f"{key[:20]}{key[24:]}", key) == "[redacted][redacted]"  # two runs, each cut
+    monkeypatch.setenv("HF_TOKEN_PATH", "/home/someone/.cache/huggingface/token")
+    monkeypatch.setenv("DB_PASSWORD", "Correct Horse Battery")
+    words = "Yes: the huggingface logo, a correct horse and a battery; the token is shown."
+    assert redact_values(words) == words
+    assert redact_values("it read .cache/huggingface/token and Correct Horse Battery") == \
+        "it read [redacted] and [redacted]"

@@ -1,6 +1,7 @@
-"""Keys never reach a file or a terminal: credential values are cut out of every stored
-message (error bodies may echo the request's Authorization header), and a URL keeps only its
-scheme, host and path (a key may be written in its userinfo or its query)."""
+"""Keys never reach a file or a terminal: credential values, and any piece of one long enough
+to tell it by, are cut out of every stored message and answer (error bodies may echo the
+request's Authorization header, a model may repeat the start of a key it was shown), and a URL
+keeps only its scheme, host and path (a key may be written in its userinfo or its query)."""
 from __future__ import annotations
 
 import os
@@ -13,7 +14,13 @@ _SECRET_NAMES = re.compile(r"(?i)(api_?key|token|secret|password)")
 # scheme://[userinfo@]host[path][?query][#fragment]; userinfo holds no '/' (RFC 3986)
 _URL = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)(?:[^\s/?#@\"'<>]*@)?([^\s?#\"'<>]*)(?:\?[^\s#\"'<>]*)?"
                   r"(?:#[^\s\"'<>]*)?")
-SHORTEST_SECRET = 8  # shorter values are too common to cut out of every text
+SHORTEST_SECRET = 8  # shorter values (and shorter pieces of a value) are too common to cut out of every text
+# Words as prose writes them: lower case, Capitalised or in capitals, between spaces and
+# sentence punctuation. A piece of a key's random characters reads so only by chance (a digit,
+# a '-' or '_', or a capital inside a word breaks it).
+_WORD = r"(?:[A-Z]?[a-z]+|[A-Z]+)"
+_BETWEEN = r"[\s.,;:!?'\"()]"
+_PROSE = re.compile(rf"{_BETWEEN}*(?:{_WORD}(?:{_BETWEEN}+{_WORD})*)?{_BETWEEN}*")
 
 
 def environment_secrets() -> list[str]:
@@ -44,14 +51,51 @@ def redact(text: str | None, *secrets: str | None) -> str | None:
 
 def redact_values(text: str | None, *secrets: str | None) -> str | None:
     """``text`` without ``secrets`` or a credential held in the environment, and nothing else
-    changed: what a model wrote ("the bearer of the flag", a URL it read) keeps its words. A
-    value shorter than ``SHORTEST_SECRET`` is never cut out ("es" would turn "Yes" into "Y")."""
+    changed: what a model wrote ("the bearer of the flag", a URL it read) keeps its words.
+
+    The rule: a secret of ``SHORTEST_SECRET`` characters or more is cut out whole wherever it
+    stands, and so is any run of at least ``SHORTEST_SECRET`` of its consecutive characters (its
+    start, its end or a piece between: 8 random characters tell a key apart), each run as
+    long as it goes. A run shorter than ``2 * SHORTEST_SECRET`` that reads as prose (words in
+    lower case, Capitalised or in capitals, between spaces or punctuation) is kept: a
+    credential held in the environment may be a word or a path ("password", "huggingface"), and
+    a model's ordinary words keep their letters. A value shorter than ``SHORTEST_SECRET`` is
+    never cut out ("es" would turn "Yes" into "Y")."""
     if not text:
         return text
     values = {s for s in secrets if s and len(s) >= SHORTEST_SECRET} | set(environment_secrets())
-    for value in sorted(values, key=len, reverse=True):
-        text = text.replace(value, "[redacted]")
-    return text
+    runs = sorted(run for value in values for run in _cut_runs(text, value))
+    if not runs:
+        return text
+    kept, end = [], 0
+    for start, stop in runs:
+        if start >= end:  # a run apart from the last one cut: the text between stays
+            kept += [text[end:start], "[redacted]"]
+            end = stop
+        else:  # overlapping runs (of two secrets, or two alignments of one) are cut as one
+            end = max(end, stop)
+    return "".join(kept) + text[end:]
+
+
+def _cut_runs(text: str, secret: str) -> set[tuple[int, int]]:
+    """(start, stop) in ``text`` of each longest run of ``secret``'s characters that
+    ``redact_values`` cuts: every run of ``SHORTEST_SECRET`` characters or more is found from
+    one of the secret's pieces of that length, then grown both ways."""
+    runs = set()
+    for offset in range(len(secret) - SHORTEST_SECRET + 1):
+        at = text.find(secret[offset:offset + SHORTEST_SECRET])
+        while at != -1:
+            start, first = at, offset
+            while start and first and text[start - 1] == secret[first - 1]:
+                start, first = start - 1, first - 1
+            stop, last = at + SHORTEST_SECRET, offset + SHORTEST_SECRET
+            while stop < len(text) and last < len(secret) and text[stop] == secret[last]:
+                stop, last = stop + 1, last + 1
+            if stop - start == len(secret) or stop - start >= 2 * SHORTEST_SECRET \
+                    or not _PROSE.fullmatch(text[start:stop]):
+                runs.add((start, stop))
+            at = text.find(secret[offset:offset + SHORTEST_SECRET], at + 1)
+    return runs
 
 
 def without_cut_secret(text: str, *secrets: str | None) -> str:
