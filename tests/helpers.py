@@ -64,6 +64,33 @@ def run_protocol(model: str, suite: str, tmp_path, protocol: str, order: str | N
     return records, json.load(open(tmp_path / "run" / "run.json"))
 
 
+def resumes_as_uninterrupted(spec: str, suite: str, tmp_path, monkeypatch, model_class) -> None:
+    """``spec`` run on the synthetic ``suite`` (choice, both orders), then rerun finished: nothing
+    asked; then cut after half its records (what a kill leaves: a prefix of lines, the last one
+    partial) and rerun: only the rest asked. Both end with the uninterrupted run's records and
+    numbers. Each rerun has a cache of its own, so only the run directory can spare it a
+    question; ``model_class.answer`` counts what is asked."""
+    from timefoil import RunConfig, run
+    from timefoil.video.sampling import Sampling
+
+    records, _ = run_protocol(spec, suite, tmp_path, "choice", "both")
+    run_dir, full = tmp_path / "run", score_run(str(tmp_path / "run")).to_json()
+    asked = []
+    answer = model_class.answer
+    monkeypatch.setattr(model_class, "answer", lambda self, requests, frames: asked.extend(requests) or
+                        answer(self, requests, frames))
+    config = RunConfig("synth", spec, data_dir=suite, protocol="choice", order_policy="both",
+                       sampling=Sampling(frames=4))
+    assert run(config, str(run_dir), cache_dir=str(tmp_path / "c1"), progress=False).to_json() == full
+    assert asked == []
+    lines = (run_dir / "items.jsonl").read_text().splitlines(keepends=True)
+    kept = len(lines) // 2
+    (run_dir / "items.jsonl").write_text("".join(lines[:kept]) + lines[kept][:len(lines[kept]) // 2])
+    assert run(config, str(run_dir), cache_dir=str(tmp_path / "c2"), progress=False).to_json() == full
+    assert len(asked) == len(lines) - kept  # one request per record here: every choice is asked once
+    assert sorted(r["id"] for r in run_records(run_dir)) == sorted(r["id"] for r in records)
+
+
 def generated_alone(model, request, clip) -> str:
     """The path a model card shows: generate() on the one prompt, greedy, to its budget; a choice
     read to the end of its first answer line, as timefoil stops it."""

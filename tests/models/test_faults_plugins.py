@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from faults import Fault, run_fault
-from helpers import install_package, run_records
+from helpers import cli, install_package, run_records
 
 from timefoil import score_run
 from timefoil.synth import generate
@@ -37,6 +37,7 @@ from timefoil.models.base import Model
 from timefoil.models.requests import Answer
 
 REPLIES = {
+    "ok": lambda requests: [Answer(score=1.0) for _ in requests],
     "nan": lambda requests: [Answer(score=float("nan")) for _ in requests],
     "minus-inf": lambda requests: [Answer(score=float("-inf")) for _ in requests],
     "no-score": lambda requests: [Answer() for _ in requests],
@@ -89,6 +90,18 @@ def misbehaving(row: str, reply: str, protocol: str = "similarity"):
         reply_, _, batch_size = reply.partition("/")
         return run_argv(tmp_path, f"misbehaving:{reply_}", protocol) + \
             (["--model-arg", f"batch_size={batch_size}"] if batch_size else [])
+    return prepare
+
+
+def after_another(row: str, first: str, then: str):
+    """``misbehaving:<first>`` run on the row's cache, then ``misbehaving:<then>`` on the same one:
+    the second is its own model (another argument), so none of the first's answers is its."""
+    def prepare(tmp_path: Path) -> list[str]:
+        argv = misbehaving(row, first)(tmp_path)
+        env = {"TIMEFOIL_CACHE": str(tmp_path / "cache"), **on_path(row)}
+        done = cli(*argv[:-3], "--out", str(tmp_path / "first"), "--no-progress", env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return [f"misbehaving:{then}" if arg == f"misbehaving:{first}" else arg for arg in argv]
     return prepare
 
 
@@ -170,6 +183,9 @@ LOAD_ROWS = [  # (name, package, its source, entry points, argv, group), exit co
 FAULTS = [Fault(name, misbehaving(name, reply, protocol), 3, FAILED, each_error(expected), env=on_path(name),
                 timeout=60)
           for name, reply, protocol, expected in ANSWER_ROWS]
+ROW = "plugin model after another of the same plugin on one cache"
+FAULTS.append(Fault(ROW, after_another(ROW, "ok", "nan"), 3, FAILED,
+                    each_error(METHOD + "score nan, not a finite number"), env=on_path(ROW), timeout=90))
 FAULTS += [Fault(plugin[0], installed(*plugin), code, last, after, env=on_path(plugin[0]), timeout=60)
            for plugin, code, last, after in LOAD_ROWS]
 

@@ -46,7 +46,9 @@ def test_the_example_plugin_runs_through_timefoil_run(tmp_path):
     assert scores["the yellow square moves up while the white triangle moves down"] == -11.0
     assert records and all(r["answer"]["score"] == -len(r["request"]["text"].split()) for r in records)
     run_json = json.load(open(tmp_path / "run" / "run.json"))
-    assert run_json["model_fingerprint"] == {"name": "caption-length", "prefer": "shorter"}
+    # a plugin's answers are keyed by how it was asked for too, whatever its own fingerprint says
+    assert run_json["model_fingerprint"] == {"name": "caption-length", "prefer": "shorter", "loaded_as": {
+        "spec": "caption-length", "options": {"prefer": "shorter"}}}
     assert run_json["origins"] == {
         "benchmark": {"name": "synth", "from": "built-in"},
         "model": {"name": "caption-length", "from": "plugin", "distribution": "timefoil-caption-length",

@@ -6,7 +6,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from helpers import run_protocol  # noqa: E402
+from helpers import resumes_as_uninterrupted, run_protocol  # noqa: E402
 from PIL import Image  # noqa: E402
 from reference.open_families import llava  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
@@ -78,6 +78,12 @@ def test_every_protocol_runs_with_no_error(folder, suite, tmp_path, protocol, or
     _, meta = run_protocol(f"hf:{folder}", suite, tmp_path, protocol, order)
     assert meta["model_fingerprint"]["preprocess"] == "official"
     assert "open_path" in meta["model_notes"]
+
+
+def test_a_finished_and_an_interrupted_run_resume(folder, suite, tmp_path, monkeypatch):
+    from timefoil.models.local.hf_generative import HFGenerative
+
+    resumes_as_uninterrupted(f"hf:{folder}", suite, tmp_path, monkeypatch, HFGenerative)
 
 
 def test_what_the_open_path_cannot_do_is_refused_in_one_line(folder, tmp_path):

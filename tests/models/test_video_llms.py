@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from helpers import run_protocol  # noqa: E402
+from helpers import resumes_as_uninterrupted, run_protocol  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.models.families import FAMILIES, taking  # noqa: E402
 from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
@@ -178,3 +178,11 @@ def test_gemma3_prefix_reuse_keeps_each_images_two_way_attention(folders):
     shared, alone = reuse.answer(requests, source), plain.answer(requests, source)
     assert reuse.stats["prefix_hits"] == 3
     assert [a.probs["yes"] for a in shared] == pytest.approx([a.probs["yes"] for a in alone], abs=1e-6)
+
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_resumes_a_finished_and_an_interrupted_run(folders, suite, tmp_path, family, monkeypatch):
+    """The fingerprints of these models hold tuples (image_mean, ...) that run.json stores as
+    lists: a resume must still see the same configuration."""
+    resumes_as_uninterrupted(f"hf:{folders[family]}", suite, tmp_path, monkeypatch, HFGenerative)

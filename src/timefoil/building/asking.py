@@ -10,7 +10,7 @@ import sys
 from typing import Sequence
 
 from ..core.hashing import stable_hash
-from ..models import Model, load_model
+from ..models import Model, fingerprint_of, load_model
 from ..core.redaction import redact
 from ..models.requests import Answer, Request
 from ..execution.answering import Answerer
@@ -24,7 +24,7 @@ class Asker:
     def __init__(self, spec: str, cache_dir: str, model: Model | None = None):
         self.spec = spec
         self.model = model or load_model(spec, cache_dir=cache_dir)
-        self.fingerprint = self.model.fingerprint()
+        self.fingerprint = fingerprint_of(self.model)
         self.cache_path = os.path.join(cache_dir, RESPONSES)
         self.asked = self.cached = 0
         self.answerer = Answerer(self.model, FrameStore())  # text-only questions: no frame is ever asked for

@@ -16,6 +16,13 @@ def stable_hash(value: Any, length: int = 24) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:length]
 
 
+def stored_form(value: Any) -> Any:
+    """``value`` as a JSON file gives it back (tuples as lists, other objects as their text, as
+    ``stable_hash`` reads them): what is compared with something stored must be in this form,
+    or a tuple never equals the list it was written as."""
+    return json.loads(json.dumps(value, default=str))
+
+
 class NotRegularFile(OSError):
     """A path that names a directory, FIFO, device or socket: reading one would fail, block
     for ever (a FIFO with no writer) or never end (a device), so it is never opened."""

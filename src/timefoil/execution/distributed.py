@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .answering import Answerer, Entry
-from ..models import load_model
+from ..models import fingerprint_of, load_model
 from ..core.redaction import redact
 from ..models.requests import Answer, Request
 from .sharding import video_batches
@@ -52,7 +52,7 @@ class Worker:
         import ray
 
         return {"name": self.model.name, "kinds": sorted(self.model.kinds), "batch_size": self.model.batch_size,
-                "fingerprint": self.model.fingerprint(), "pid": os.getpid(), "host": socket.gethostname(),
+                "fingerprint": fingerprint_of(self.model), "pid": os.getpid(), "host": socket.gethostname(),
                 "gpus": [str(g) for g in ray.get_gpu_ids()]}
 
     def answer(self, requests: list[Request]) -> list[tuple[dict, dict]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..core.hashing import stable_hash
-from ..models.base import METHOD_PREFIX, FrameSource, Model
+from ..models.base import METHOD_PREFIX, FrameSource, Model, fingerprint_of
 from ..models.checks import answer_problem, check_reply
 from ..protocols import Protocol
 from ..models.requests import Answer, Request
@@ -17,7 +17,7 @@ from .store import ResponseCache
 class Judge:
     def __init__(self, spec: str, model: Model):
         self.spec, self.model = spec, model
-        self.fingerprint = stable_hash(model.fingerprint())
+        self.fingerprint = stable_hash(fingerprint_of(model))
         self.asked = 0  # questions actually put to the model (cache misses)
 
     def verdicts(self, protocol: Protocol, entries: Sequence[tuple[dict[str, Any], Answer]], cache: ResponseCache,

@@ -9,6 +9,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from ..core.hashing import stored_form
 from ..core.jsonfiles import UnreadableFile, read_json
 from ..core.paths import __version__
 from .config import RunConfig, RunError
@@ -24,7 +25,8 @@ def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: d
     os.makedirs(run_dir, exist_ok=True)
     path = os.path.join(run_dir, CONFIG)
     shard = plan.shard_facts()
-    wanted = {"config": plan.config.to_json(), **identity, "shard": shard}
+    # compared as stored: a tuple in a configuration or a fingerprint is a list in run.json
+    wanted = stored_form({"config": plan.config.to_json(), **identity, "shard": shard})
     if os.path.exists(path):
         try:
             stored = read_json(path, "run configuration")
@@ -32,7 +34,7 @@ def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: d
             raise RunError(f"{exc}; it is written whole, so it was cut or changed since: restore it, or use a "
                            "new --out directory") from None
         try:  # a run made before a configuration field existed has that field's default
-            stored["config"] = RunConfig.from_json(stored["config"]).to_json()
+            stored["config"] = stored_form(RunConfig.from_json(stored["config"]).to_json())
         except (KeyError, TypeError):
             pass  # not a configuration this version can read: the comparison below refuses it
         if {k: stored.get(k) for k in wanted} != wanted:

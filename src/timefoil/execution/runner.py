@@ -12,7 +12,7 @@ from ..core.hashing import stable_hash
 from ..core.paths import default_cache_dir
 from ..core.threads import apply_threads
 from ..benchmarks import BENCHMARKS
-from ..models import MODELS, Model, load_model
+from ..models import MODELS, Model, fingerprint_of, load_model
 from ..models.checks import answer_problem
 from ..models.requests import Answer
 from ..scoring import ScoreReport
@@ -62,7 +62,8 @@ class Runner:
         self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
         self.frames = FrameStore(cache_dir=self.cache_dir, store=getattr(self.model, "stores_frames", True))
         self.executor = self.pool or Answerer(self.model, self.frames)
-        self.fingerprint = stable_hash(self.model.fingerprint())
+        self.model_fingerprint = fingerprint_of(self.model)
+        self.fingerprint = stable_hash(self.model_fingerprint)
         missing = self.protocol.request_kinds(self.plan.prompts) - self.model.kinds
         if missing:
             self.close()
@@ -85,7 +86,7 @@ class Runner:
             self.close()
 
     def _run(self) -> ScoreReport:
-        identity = {"model_fingerprint": self.model.fingerprint(), "fingerprint_hash": self.fingerprint}
+        identity = {"model_fingerprint": self.model_fingerprint, "fingerprint_hash": self.fingerprint}
         open_run_dir(self.run_dir, self.plan, identity, {"threads": self.threads, "prompts": self.plan.prompts.source,
                                                          "origins": self.origins})
         log = RunLog(self.run_dir)

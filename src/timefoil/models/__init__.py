@@ -12,7 +12,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Callable
 
-from .base import FrameSource, Model
+from .base import FrameSource, Model, fingerprint_of
 from ..core.options import typed_options
 from ..core.registry import Registry, said
 from .reference import BagOfFramesModel, ConstantModel, RandomModel
@@ -173,15 +173,22 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
     check_model_spec(spec)
     name, _, arg = spec.partition(":")
     try:
-        return MODELS[name].load(arg or None, dict(options or {}), cache_dir or default_cache_dir())
+        model = MODELS[name].load(arg or None, dict(options or {}), cache_dir or default_cache_dir())
     except SystemExit as exc:  # a plugin's loader calling sys.exit: a refusal, never a silent exit
         origin = MODELS.origin(name)
         where = f"plugin {origin['distribution']} {origin['version']}" if origin["from"] == "plugin" else \
             origin["from"]
         raise ValueError(f"model {name!r} ({where}) exited while loading ({said(exc)})") from None
+    if MODELS.origin(name)["from"] != "built-in":  # two of its models differ by spec and options at least
+        try:
+            model.loaded_as = {"spec": spec, "options": dict(options or {})}
+        except AttributeError:  # an object that takes no attributes: its fingerprint must tell them apart
+            pass
+    return model
 
 
 load_plugins()  # last: a plugin imports this module's names while it loads
 
-__all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "ModelLoader", "check_model_spec", "load_model",
+__all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "ModelLoader", "check_model_spec", "fingerprint_of",
+           "load_model",
            "load_plugins", "register", "require"]

@@ -1,8 +1,9 @@
 """The model interface: one method per request kind; a model never sees a benchmark."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
+from ..core.hashing import stored_form
 from ..core.items import VideoRef
 from .checks import answer_problem, check_reply
 from .requests import Answer, Request
@@ -39,6 +40,11 @@ class Model:
         return frozenset(attr[len(METHOD_PREFIX):] for attr in dir(type(self))
                          if attr.startswith(METHOD_PREFIX) and callable(getattr(type(self), attr)))
 
+    # How a model from outside timefoil (a plugin, a registered loader) was asked for: its spec
+    # and options, set by load_model. Its own fingerprint may leave out what tells two of its
+    # models apart (the default names only the class's name), so these enter its key too.
+    loaded_as: dict[str, Any] | None = None
+
     def fingerprint(self) -> dict:
         """Everything that changes answers: enters every cache key."""
         return {"name": self.name}
@@ -64,6 +70,13 @@ class Model:
             for i, answer in zip(indices, answers):
                 out[i] = answer
         return out  # type: ignore[return-value]
+
+
+def fingerprint_of(model: Any) -> dict:
+    """What keys a model's answers and is matched when a run resumes: its fingerprint, with how
+    it was loaded where timefoil did not write it, in the form run.json stores it."""
+    loaded_as = getattr(model, "loaded_as", None)
+    return stored_form({**model.fingerprint(), **({"loaded_as": loaded_as} if loaded_as else {})})
 
 
 def ranks_of(scores: Sequence[float | None], asked: Sequence[int]) -> list[int | None]:
