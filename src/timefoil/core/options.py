@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import types
 import typing
 from typing import Any, Callable
@@ -63,3 +64,27 @@ def typed_options(target: Callable, options: dict[str, Any], what: str = "model 
             raise ValueError(f"unknown {what} {key!r}; accepted: {usable or 'none'}")
         typed[key] = convert(value, hints.get(key, parameters[key].annotation), f"{what} {key}")
     return typed
+
+
+def checked_number(name: str, value: Any, *, least: float, above: bool = False, whole: bool = False) -> Any:
+    """A numeric model-arg, or a ValueError (one line) naming it and what it may be: a bad
+    value is refused when the model loads, before any request (``concurrency=0`` would wait for
+    ever, ``batch_size=0`` would fail every request, ``max_new_tokens=-5`` would answer nothing)."""
+    try:
+        number = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    fits = math.isfinite(number) and (number > least if above else number >= least)
+    if not fits or (whole and not number.is_integer()):
+        kind = "a whole number" if whole else "a finite number"
+        bound = f"above {least:g}" if above else f"of {least:g} or more"
+        raise ValueError(f"model-arg {name} must be {kind} {bound}, not {value!r}")
+    return int(number) if whole else number
+
+
+def checked_count(name: str, value: Any, *, least: int = 1, optional: bool = False) -> int | None:
+    """A whole-number model-arg of ``least`` or more; with ``optional``, None stays None (the
+    default it stands for), never 0 read as "unset"."""
+    if optional and value is None:
+        return None
+    return checked_number(name, value, least=least, whole=True)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core.colours import COLOURS
 from ..core.hashing import seeded_unit
+from ..core.options import checked_count
 from .requests import Answer, Request
 from .base import FrameSource, Model, RanksBySimilarity
 
@@ -68,7 +69,7 @@ class BagOfFramesModel(RanksBySimilarity, Model):
     name = "bag-of-frames"
 
     def __init__(self, tolerance: int = 60):
-        self.tolerance = int(tolerance)
+        self.tolerance = checked_count("tolerance", tolerance, least=0)
         self._palette = np.array(list(COLOURS.values()), np.int32)
 
     def fingerprint(self) -> dict:

@@ -14,6 +14,7 @@ from itertools import groupby
 from typing import Any, Sequence
 
 from ...core.hashing import stable_hash
+from ...core.options import checked_count
 from ..requests import Answer, Request
 from ...video.frames import content_key
 from ..base import FrameSource, Model, ranks_of
@@ -40,7 +41,7 @@ class Contrastive(Model):
         if score is not None and score not in EMBEDDING_SCORES + BLIP2_SCORES:  # refused before weights load
             raise ValueError(f"score must be one of {', '.join(EMBEDDING_SCORES + BLIP2_SCORES)}, not {score!r}")
         self.torch, self.path, self.backend, self.dtype = torch, path, backend, dtype
-        self.pretrained, self.batch_size = pretrained, int(batch_size)
+        self.pretrained, self.batch_size = pretrained, checked_count("batch_size", batch_size)
         self.name = f"{'openclip' if backend == 'openclip' else 'clip'}:{path}"
         self.device = torch.device(device)
         if model is None:

@@ -40,6 +40,7 @@ from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerpri
 from .hf_open import ROWS, WHY_NO_PREFIX, WHY_ONE_ROW, generate_alone, model_inputs
 from .hf_prefix import PrefixReuse
 from ..video_inputs import _torch
+from ...core.options import checked_count
 
 SIMILARITY_INSTRUCTION = "Describe the video."
 BLIND_SIMILARITY_INSTRUCTION = "Describe a video in one sentence."
@@ -61,8 +62,10 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         self.path, self.revision, self.dtype = path, revision, dtype
         self.trust_remote_code = bool(trust_remote_code)
         self.name = name or f"hf:{path}"
-        self.batch_size = int(batch_size)
-        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
+        self.batch_size = checked_count("batch_size", batch_size)
+        self.max_new_tokens = checked_count("max_new_tokens", max_new_tokens, optional=True)
+        self.decode_rows = checked_count("decode_rows", decode_rows)
+        self.decode_cache_mib = checked_count("decode_cache_mib", decode_cache_mib)
         if model is None:
             model, tokenizer = load_pretrained(path, dtype=dtype, device_map=device_map, revision=revision,
                                                trust_remote_code=self.trust_remote_code)
@@ -107,10 +110,6 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         self._variants: dict[str, list[int]] = {}
         self.stats = {"forward_tokens": 0, "prefix_hits": 0}
         self.decode_batching = bool(decode_batching)
-        self.decode_rows, self.decode_cache_mib = int(decode_rows), int(decode_cache_mib)
-        if self.decode_rows < 1 or self.decode_cache_mib < 1:
-            raise ValueError(f"decode_rows and decode_cache_mib must be 1 or more, not {decode_rows} and "
-                             f"{decode_cache_mib}")
         self._decoding: DecodeQueue | None = None  # during an answering call: its rows' shared decode steps
         self.decode_off: str | None = None
 

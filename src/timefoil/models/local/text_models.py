@@ -15,6 +15,7 @@ import tempfile
 from typing import Sequence
 
 from ..requests import Answer, Request
+from ...core.options import checked_count
 from ...core.weights import SentenceEmbedder, package_dir, quiet_transformers
 from ..base import FrameSource, Model, RanksBySimilarity
 
@@ -65,7 +66,7 @@ class BlindEmbed(RanksBySimilarity, Model):
 
     def __init__(self, anchor: str = "a video of people and things doing something", batch_size: int = 64):
         self.anchor = anchor
-        self.embedder = SentenceEmbedder(batch_size=int(batch_size))
+        self.embedder = SentenceEmbedder(batch_size=checked_count("batch_size", batch_size))
 
     def fingerprint(self) -> dict:
         return {"name": self.name, "weights": "all-MiniLM-L6-v2", "anchor": self.anchor}

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ...core.hashing import stable_hash
+from ...core.options import checked_count
 from ..requests import Request
 from ...video.frames import content_key
 from ..base import FrameSource
@@ -52,7 +53,9 @@ class Gemini(ServedModel):
         if self.thinking_budget is not None:
             self.thinking_budget = checked_number("thinking_budget", self.thinking_budget, least=0, whole=True)
         self.base_url = versioned(self.base_url)
-        self.logprobs, self.top_logprobs = bool(self.logprobs), int(self.top_logprobs)
+        self.logprobs = bool(self.logprobs)
+        self.top_logprobs = checked_count("top_logprobs", self.top_logprobs, least=0)
+        self.max_tokens = checked_count("max_tokens", self.max_tokens, optional=True)
         super().__post_init__()
 
     def fingerprint(self) -> dict:  # the key is deliberately absent

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..requests import Request
+from ...core.options import checked_count
 from .frames import Encoded
 from .model import ServedModel
 from .reading import Reply
@@ -29,7 +30,9 @@ class OpenAICompatible(ServedModel):
     key_required: ClassVar[bool] = False  # a server of one's own may take none: warned about, not refused
 
     def __post_init__(self) -> None:
-        self.logprobs, self.top_logprobs = bool(self.logprobs), int(self.top_logprobs)
+        self.logprobs = bool(self.logprobs)
+        self.top_logprobs = checked_count("top_logprobs", self.top_logprobs, least=0)
+        self.max_tokens = checked_count("max_tokens", self.max_tokens, optional=True)
         super().__post_init__()
 
     def fingerprint(self) -> dict:  # the key is deliberately absent
