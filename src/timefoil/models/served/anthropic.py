@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from ..requests import Request
 from .frames import Encoded
-from .limits import checked_number
+from ...core.options import checked_number
 from .model import ServedModel
 from .reading import Reply
 

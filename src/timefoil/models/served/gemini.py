@@ -24,7 +24,7 @@ from ...video.frames import content_key
 from ..base import FrameSource
 from .clips import CLIP_FORMAT, check_sendable, window_clip
 from .frames import Encoded
-from .limits import checked_number
+from ...core.options import checked_number
 from .model import ServedModel
 from .reading import Reply
 

@@ -1,5 +1,5 @@
-"""The bounds a served model keeps: model-args checked before any request, a server's
-Retry-After read, and every text of an answer stripped of credentials before it is cut."""
+"""The bounds a served model keeps: a server's Retry-After read, and every text of an answer
+stripped of credentials before it is cut."""
 from __future__ import annotations
 
 import math
@@ -20,21 +20,6 @@ class TransientError(Exception):
 
 class ReplyTooLarge(Exception):
     pass
-
-
-def checked_number(name: str, value: Any, *, least: float, above: bool = False, whole: bool = False) -> Any:
-    """A numeric model-arg, or a ValueError (one line) naming it and what it may be: a bad
-    value is refused before any request (``concurrency=0`` would wait for ever)."""
-    try:
-        number = math.nan if isinstance(value, bool) else float(value)
-    except (TypeError, ValueError, OverflowError):
-        number = math.nan
-    fits = math.isfinite(number) and (number > least if above else number >= least)
-    if not fits or (whole and not number.is_integer()):
-        kind = "a whole number" if whole else "a finite number"
-        bound = f"above {least:g}" if above else f"of {least:g} or more"
-        raise ValueError(f"model-arg {name} must be {kind} {bound}, not {value!r}")
-    return int(number) if whole else number
 
 
 def retry_after_seconds(value: str | None) -> float:

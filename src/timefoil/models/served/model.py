@@ -19,7 +19,7 @@ from ..requests import Answer, Request
 from ...video.frames import content_key
 from ..base import FrameSource, Model
 from .frames import IMAGE_FORMATS, Encoded, EncodedFrames, NotSendable, encode_image
-from .limits import checked_number
+from ...core.options import checked_number
 from .reading import Reply, first_token_probs
 from .transport import Transport
 
