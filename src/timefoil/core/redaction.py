@@ -100,8 +100,8 @@ def _cut_runs(text: str, secret: str) -> set[tuple[int, int]]:
 
 def without_cut_secret(text: str, *secrets: str | None) -> str:
     """``text`` as read up to a length limit, less a tail that is the start of a secret: a
-    key cut in two by the limit would not be found by ``redact``, and its first half would
-    be kept."""
+    key cut in two by the limit may leave a start shorter than the runs ``redact`` cuts, and
+    it would be kept."""
     for value in {*secrets, *environment_secrets()}:
         if value and len(value) >= SHORTEST_SECRET:
             for length in range(min(len(value) - 1, len(text)), 0, -1):
