@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import stat
 import struct
 import sys
 import tempfile
@@ -102,10 +103,10 @@ def read_entry(path: str, key: str,
             except ValueError as exc:
                 raise DamagedEntry(f"not the sample asked for: {exc}") from None
         raw = sum(math.prod(shape) * dtype.itemsize for dtype, shape in shapes.values())
-        bound = _compressed_bound(raw)
-        if os.fstat(handle.fileno()).st_size - handle.tell() > bound:  # read no more than an entry can hold
+        left = os.fstat(handle.fileno()).st_size - handle.tell()
+        if left > _compressed_bound(raw):  # never read more than the entry can hold
             raise DamagedEntry("longer than its frames could compress to")
-        compressed = handle.read(bound + 1)
+        compressed = handle.read(left + 1)  # one byte more: an entry that grew meanwhile is not one frame
     out = _arrays_of(_decompressed(compressed, raw), shapes)
     if _digest(described, out.values()) != digest:
         raise DamagedEntry("checksum mismatch")
@@ -116,13 +117,17 @@ def read_entry(path: str, key: str,
 
 def _open_regular(path: str):
     """The entry opened for reading, if it is a regular file: a FIFO would block the read for
-    ever, a device never end it. Opened without blocking, so one swapped in after the check
-    reads as empty (an entry cut short) instead of hanging."""
+    ever, a device never end it, so neither is opened. Opened without blocking, so one swapped
+    in after the check is refused by its open file's type instead of hanging the open."""
     try:
         regular_file(path)
     except NotRegularFile as exc:
         raise DamagedEntry(f"{exc.what}, not a regular file") from None
-    return os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb")
+    handle = os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb")
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        handle.close()
+        raise DamagedEntry("replaced by a file that is not a regular one as it was opened")
+    return handle
 
 
 def _read_header(handle) -> tuple[bytes, str, dict, Layout]:
