@@ -157,3 +157,218 @@ def test_a_checksummed_entry_that_is_not_a_sample_is_never_handed_to_a_model(tmp
     store = FrameStore(cache_dir=cache)
     store.get(ref, sampling)
     assert store.stats.disk_hits == 1 and store.stats.decodes == 0  # the last decode was stored whole
+
+
+# -- entries read defensively: cut short, not the sample asked for, not a regular file ---------
+MAGIC_BYTES = len(b"timefoil-frames-3\n")
+
+
+def _cached_clip(tmp_path):
+    """A 16-frame 24x16 clip at 8 fps sampled at 8 frames, decoded with no cache and then once
+    into a cache: (ref, sampling, the fresh sample, the cache, the entry's path, its bytes).
+    The 8 mid-interval frames of 16 are 1, 3, ..., 15 (floor((k + 0.5) * 16 / 8)), shown at
+    1/8, 3/8, ..., 15/8 s."""
+    import numpy as np
+
+    from timefoil.core.items import VideoRef
+    from timefoil.video import FrameStore, Sampling, write_video
+    from timefoil.video.diskcache import FrameDiskCache
+
+    path = str(tmp_path / "clip.mp4")
+    write_video(path, [np.full((16, 24, 3), 15 * t, np.uint8) for t in range(16)], fps=8)
+    ref, sampling, cache = VideoRef.file(path), Sampling(frames=8), str(tmp_path / "cache")
+    fresh = FrameStore().get(ref, sampling)
+    assert fresh.entries == tuple((0, 2 * k + 1) for k in range(8)) and fresh.array.shape == (8, 16, 24, 3)
+    assert fresh.times == tuple((2 * k + 1) / 8 for k in range(8))
+    FrameStore(cache_dir=cache).get(ref, sampling)
+    disk = FrameDiskCache(cache)
+    ((_, _, entry),) = disk.entries()
+    return ref, sampling, fresh, disk, entry, open(entry, "rb").read()
+
+
+def _decoded_again_and_rewritten(ref, sampling, fresh, disk, entry, whole):
+    """The store misses (one decode, no disk hit), hands back the fresh decode's frames, and
+    leaves the entry as it was first written, byte for byte."""
+    import numpy as np
+
+    from timefoil.video import FrameStore
+
+    store = FrameStore(cache_dir=os.path.dirname(disk.root))
+    got = store.get(ref, sampling)
+    assert np.array_equal(got.array, fresh.array) and got.entries == fresh.entries and got.times == fresh.times
+    assert (store.stats.decodes, store.stats.disk_hits) == (1, 0)
+    assert open(entry, "rb").read() == whole
+
+
+def test_an_entry_cut_to_its_magic_bytes_or_into_its_header_length_is_a_miss_rewritten_whole(tmp_path, capsys):
+    ref, sampling, fresh, disk, entry, whole = _cached_clip(tmp_path)
+    for cut in (MAGIC_BYTES, MAGIC_BYTES + 2):
+        with open(entry, "wb") as handle:
+            handle.write(whole[:cut])
+        _decoded_again_and_rewritten(ref, sampling, fresh, disk, entry, whole)
+        assert open(entry + ".damaged", "rb").read() == whole[:cut]
+        said = capsys.readouterr().err
+        assert f"a damaged frame cache entry {entry} (cut short at {cut} bytes, before its header)" in said
+
+
+def test_an_entry_cut_at_any_byte_or_grown_by_one_is_damaged_never_another_error(tmp_path):
+    """Every length from 0 to the whole entry less one byte, and the whole entry with a byte
+    after its frames: each read raises DamagedEntry (never struct.error or an IndexError)."""
+    import pytest
+
+    from timefoil.video.diskcache import DamagedEntry, read_entry
+
+    _, _, _, disk, entry, whole = _cached_clip(tmp_path)
+    key = os.path.basename(entry)[:-len(".frames")]
+    for spoiled in [whole[:cut] for cut in range(len(whole))] + [whole + b"\0"]:
+        with open(entry, "wb") as handle:
+            handle.write(spoiled)
+        with pytest.raises(DamagedEntry):
+            read_entry(entry, key)
+    with open(entry, "wb") as handle:
+        handle.write(whole)
+    assert read_entry(entry, key)[0]["array"].shape == (8, 16, 24, 3)
+
+
+def test_a_checksummed_entry_of_4_frames_where_8_were_sampled_is_a_miss_rewritten_whole(tmp_path, capsys):
+    """Frames 1, 5, 9 and 13 with their plan entries and times, stored whole with their checksum:
+    a sample consistent in itself, read back as written, yet not the 8 frames asked for."""
+    from timefoil.video.diskcache import read_entry
+
+    ref, sampling, fresh, disk, entry, whole = _cached_clip(tmp_path)
+    key = os.path.basename(entry)[:-len(".frames")]
+    arrays, facts = disk.load(key)
+    disk.save(key, {name: value[::2] for name, value in arrays.items()}, facts)
+    four = read_entry(entry, key)[0]  # checksum and key hold: only the request tells it apart
+    assert [tuple(e) for e in four["entries"]] == [(0, 1), (0, 5), (0, 9), (0, 13)]
+    _decoded_again_and_rewritten(ref, sampling, fresh, disk, entry, whole)
+    assert "(not the sample asked for: 4 frames where the sampling shows 8)" in capsys.readouterr().err
+
+
+def test_checksummed_entries_that_no_decode_makes_are_misses_rewritten_whole(tmp_path, capsys):
+    """Each stored whole with its checksum under the right key, each a sample no decode of the
+    clip makes: a miss, the fresh decode's frames, the entry rewritten as first written."""
+    import numpy as np
+
+    ref, sampling, fresh, disk, entry, whole = _cached_clip(tmp_path)
+    key = os.path.basename(entry)[:-len(".frames")]
+    arrays, facts = disk.load(key)
+    spoilers = {
+        "frames out of order": (lambda a: {**a, "entries": a["entries"][::-1].copy()}, facts),
+        "a black frame in one video": (lambda a: {**a, "entries": np.array([[-1, -1]] + a["entries"][1:].tolist())},
+                                       facts),
+        "a frame of a second video": (lambda a: {**a, "entries": np.array(a["entries"][:7].tolist() + [[1, 0]])},
+                                      facts),
+        "a time before the start": (lambda a: {**a, "times": a["times"] - 1.0}, facts),
+        "plan entries as floats": (lambda a: {**a, "entries": a["entries"].astype(np.float64)}, facts),
+        "an extra array": (lambda a: {**a, "extra": np.zeros(3)}, facts),
+        "frames of 4 channels": (lambda a: {**a, "array": np.zeros((8, 16, 24, 4), np.uint8)}, facts),
+        "times as 32-bit floats": (lambda a: {**a, "times": a["times"].astype(np.float32)}, facts),
+        "a rate of 0": (dict, {**facts, "rate": 0.0}),
+        "a rotation of 45 degrees": (dict, {**facts, "rotations": [45]}),
+        "two rotations of one video": (dict, {**facts, "rotations": [0, 0]}),
+        "a decode of three videos": (dict, {**facts, "decoded": ["seek"] * 3}),
+        "degenerate as a number": (dict, {**facts, "degenerate": 0}),
+    }
+    for name, (spoil, spoiled_facts) in spoilers.items():
+        disk.save(key, spoil(dict(arrays)), spoiled_facts)
+        _decoded_again_and_rewritten(ref, sampling, fresh, disk, entry, whole)
+        assert "damaged frame cache entry" in capsys.readouterr().err, name
+
+
+def test_a_fifo_folder_or_device_in_an_entrys_place_is_a_miss_never_opened(tmp_path, capsys):
+    """Each takes the entry's place: the store answers (in a thread given 20 s: a FIFO read
+    would block for ever) with the fresh decode's frames, the entry is stored whole again, and
+    what was there is moved aside as it was."""
+    import stat
+    import threading
+
+    ref, sampling, fresh, disk, entry, whole = _cached_clip(tmp_path)
+    makers = {"a FIFO": (os.mkfifo, stat.S_ISFIFO), "a directory": (os.mkdir, stat.S_ISDIR),
+              "a character device": (lambda path: os.symlink("/dev/zero", path), stat.S_ISLNK)}
+    for what, (make, kind) in makers.items():
+        os.remove(entry)
+        make(entry)
+        done = []
+        worker = threading.Thread(target=lambda: done.append(
+            _decoded_again_and_rewritten(ref, sampling, fresh, disk, entry, whole)), daemon=True)
+        worker.start()
+        worker.join(20)
+        assert done == [None], f"{what}: no answer in 20 s"
+        assert kind(os.lstat(entry + ".damaged").st_mode), what
+        assert f"({what}, not a regular file)" in capsys.readouterr().err
+        os.rmdir(entry + ".damaged") if what == "a directory" else os.remove(entry + ".damaged")
+
+
+def test_a_header_that_does_not_describe_an_entry_is_damaged_before_its_frames_are_read(tmp_path):
+    """Headers rewritten around the entry's own frames: a length past any header's, JSON that
+    is not an object, fields of other types, arrays listed wrong (Python objects, a negative or
+    boolean dimension, a name twice, a terabyte of frames), and frames of another size. Each
+    raises DamagedEntry, none allocates what the header claims."""
+    import json
+    import struct
+
+    from timefoil.video.diskcache import MAGIC, DamagedEntry, read_entry
+
+    _, _, _, disk, entry, whole = _cached_clip(tmp_path)
+    key = os.path.basename(entry)[:-len(".frames")]
+    (length,) = struct.unpack_from("<I", whole, len(MAGIC))
+    header = json.loads(whole[len(MAGIC) + 4:len(MAGIC) + 4 + length])
+    described, frames = json.loads(header["described"]), whole[len(MAGIC) + 4 + length:]
+
+    def entry_of(header_bytes: bytes, length: int | None = None) -> bytes:
+        return MAGIC + struct.pack("<I", len(header_bytes) if length is None else length) + header_bytes + frames
+
+    def listing(arrays) -> bytes:
+        return json.dumps({**header, "described": json.dumps({**described, "arrays": arrays})}).encode()
+
+    array, entries, times = described["arrays"]
+    spoiled = {
+        "a header of 4 GiB": entry_of(b"{}", 2**32 - 1),
+        "a header that is a list": entry_of(b"[1, 2]"),
+        "a header that is not JSON": entry_of(b"\xff\xfe{"),
+        "described as a number": entry_of(json.dumps({**header, "described": 7}).encode()),
+        "no checksum": entry_of(json.dumps({"described": header["described"]}).encode()),
+        "facts as a list": entry_of(json.dumps({**header, "described": json.dumps({**described, "facts": []})})
+                                    .encode()),
+        "frames of Python objects": entry_of(listing([[array[0], "|O", array[2]], entries, times])),
+        "a negative dimension": entry_of(listing([[array[0], array[1], [-8, 16, 24, 3]], entries, times])),
+        "a boolean dimension": entry_of(listing([[array[0], array[1], [True, 16, 24, 3]], entries, times])),
+        "a name twice": entry_of(listing([array, entries, ["entries", *times[1:]]])),
+        "a terabyte of frames": entry_of(listing([[array[0], array[1], [2**40, 16, 24, 3]], entries, times])),
+        "frames one row short": entry_of(listing([[array[0], array[1], [8, 15, 24, 3]], entries, times])),
+    }
+    for name, data in spoiled.items():
+        with open(entry, "wb") as handle:
+            handle.write(data)
+        try:
+            read_entry(entry, key)
+        except DamagedEntry:
+            continue
+        raise AssertionError(f"{name}: read as an entry")
+
+
+def test_samples_of_every_plan_are_read_back_as_hits(tmp_path):
+    """The checks pass what a decode makes: two videos joined with black frames between them
+    (5 frames: 2 of each and 1 black), a rate capped by max_frames, a window and a resize.
+    Each second store reads the disk (no decode) and hands back the first's frames."""
+    import numpy as np
+
+    from timefoil.core.items import VideoRef
+    from timefoil.video import FrameStore, Sampling, write_video
+
+    path = str(tmp_path / "clip.mp4")
+    write_video(path, [np.full((16, 24, 3), 15 * t, np.uint8) for t in range(16)], fps=8)
+    clip = VideoRef.file(path)
+    asked = [(VideoRef.concat(clip, clip, gap=1.0), Sampling(frames=5)),
+             (VideoRef.concat(clip, clip, gap=1.0), Sampling(frames=None, fps=2.0, max_frames=4)),
+             (VideoRef.file(path, start=0.5, end=1.5), Sampling(frames=3, strategy="endpoints", resize=(12, 8)))]
+    for ref, sampling in asked:
+        first = FrameStore(cache_dir=str(tmp_path / "cache")).get(ref, sampling)
+        store = FrameStore(cache_dir=str(tmp_path / "cache"))
+        again = store.get(ref, sampling)
+        assert (store.stats.decodes, store.stats.disk_hits) == (0, 1), (ref, sampling)
+        assert np.array_equal(again.array, first.array) and again.entries == first.entries
+    assert first.entries == ((0, 4), (0, 8), (0, 11))  # frames 4 to 11 in the window, ends and middle
+    joined = FrameStore(cache_dir=str(tmp_path / "cache")).get(*asked[0])
+    assert joined.entries == ((0, 4), (0, 12), None, (1, 4), (1, 12))  # 2 each at 0.25 and 0.75 of 16
