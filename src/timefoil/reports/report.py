@@ -25,6 +25,7 @@ class ScoredRun:
     label: str
     sampling: str
     report: ScoreReport
+    ran_on: str = ""  # device · dtype · attention, where a local model said (run.json's model notes)
 
 
 def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
@@ -40,8 +41,11 @@ def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
     if config.get("blind"):
         label = "blind"
     worded = prompts_label(config, meta.get("prompts"), records)
+    placed = (meta.get("model_notes") or {}).get("ran_on")
+    ran_on = " · ".join(str(placed.get(k, "?")) for k in ("device", "dtype", "attention")) \
+        if isinstance(placed, dict) else ""
     return ScoredRun(run_dir, f"{config['model']} · {label}" + (f" · {worded}" if worded else ""), label,
-                     score_run(run_dir, reading=reading))
+                     score_run(run_dir, reading=reading), ran_on)
 
 
 PUBLISHED = "published questions"
@@ -209,6 +213,8 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     report = run.report
     lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "
              f"{report.stopped} stopped (refused, blocked or out of tokens) · {report.ties} ties"]
+    if run.ran_on:
+        lines.append(f"  ran on {run.ran_on}")
     read = reading_line(report)
     if read:
         lines.append(f"  {read}")

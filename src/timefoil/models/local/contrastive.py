@@ -20,6 +20,7 @@ from ...video.frames import content_key
 from ..base import FrameSource, Model, ranks_of
 from .blip2 import BLIP2_SCORES, BLIP2_TYPES, Blip2Matcher, load_blip2_retrieval
 from .hf_loading import weights_fingerprint
+from .placement import dtype_name, place, ran_on, torch_dtype
 from .pe_video import PE_VIDEO_TYPES, load_pe_video, text_embeddings, video_embedding
 
 EMBEDDING_SCORES = ("cosine", "logit", "sigmoid")
@@ -31,7 +32,7 @@ def _features(output):
 
 
 class Contrastive(Model):
-    def __init__(self, path: str, *, backend: str = "hf", dtype: str = "float32", device: str = "cpu",
+    def __init__(self, path: str, *, backend: str = "hf", dtype: str = "auto", device: str | None = None,
                  batch_size: int = 32, score: str | None = None, pretrained: str | None = None,
                  model=None, processor=None):
         """``score``: cosine, logit or sigmoid for embedding models (default cosine, SigLIP 2
@@ -40,14 +41,16 @@ class Contrastive(Model):
 
         if score is not None and score not in EMBEDDING_SCORES + BLIP2_SCORES:  # refused before weights load
             raise ValueError(f"score must be one of {', '.join(EMBEDDING_SCORES + BLIP2_SCORES)}, not {score!r}")
-        self.torch, self.path, self.backend, self.dtype = torch, path, backend, dtype
+        self.torch, self.path, self.backend = torch, path, backend
         self.pretrained, self.batch_size = pretrained, checked_count("batch_size", batch_size)
         self.name = f"{'openclip' if backend == 'openclip' else 'clip'}:{path}"
-        self.device = torch.device(device)
+        placed = place(device=device, dtype=dtype)  # the first GPU where there is one, in its own dtype
+        self.device = torch.device(placed.device)
         if model is None:
             model, processor = (load_openclip(path, pretrained) if backend == "openclip"
-                                else load_hf_contrastive(path, dtype))
+                                else load_hf_contrastive(path, placed.dtype))
         self.model, self.processor = model.eval().to(self.device), processor
+        self.dtype = dtype_name(self.model)  # what "auto" came to: the fingerprint names the precision
         self.kind = getattr(getattr(model, "config", None), "model_type", "openclip")
         self.matcher = None
         if self.kind in BLIP2_TYPES:
@@ -79,6 +82,10 @@ class Contrastive(Model):
         return {"name": self.name, "pretrained": self.pretrained, "weights": weights_fingerprint(self.path),
                 "dtype": self.dtype, "score": self.score_kind, "image_backend": backend,
                 "pooling": "mean of frame scores" if self.matcher else "mean"}
+
+    @property
+    def notes(self) -> dict:
+        return {"ran_on": ran_on(self.model, self.device)}
 
     # -- encoders --------------------------------------------------------------------------
     def _encode_frames(self, frames) -> Any:
@@ -209,7 +216,6 @@ def _pil(frame):
 
 
 def load_hf_contrastive(path: str, dtype: str = "float32"):
-    import torch
     from transformers import AutoConfig, AutoModel, AutoProcessor
 
     from ...core.weights import quiet_transformers
@@ -222,8 +228,8 @@ def load_hf_contrastive(path: str, dtype: str = "float32"):
     # would switch to its torchvision ones, whose pixels differ by up to 1/255.
     processor = AutoProcessor.from_pretrained(path, backend="pil")
     if config.model_type in BLIP2_TYPES:  # AutoModel would give the generative BLIP-2, with no matching head
-        return load_blip2_retrieval(path, config, getattr(torch, dtype)), processor
-    return AutoModel.from_pretrained(path, dtype=getattr(torch, dtype)), processor
+        return load_blip2_retrieval(path, config, torch_dtype(dtype)), processor
+    return AutoModel.from_pretrained(path, dtype=torch_dtype(dtype)), processor
 
 
 def load_openclip(arch: str, pretrained: str | None):

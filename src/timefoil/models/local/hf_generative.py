@@ -39,6 +39,7 @@ from .hf_inputs import InputEncoder
 from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, takes_vision, weights_fingerprint
 from .hf_open import ROWS, WHY_NO_PREFIX, WHY_ONE_ROW, generate_alone, model_inputs
 from .hf_prefix import PrefixReuse
+from .placement import dtype_name, place, ran_on
 from ..video_inputs import _torch
 from ...core.options import checked_count
 
@@ -51,24 +52,27 @@ YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
 
 
 class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
-    def __init__(self, path: str, *, dtype: str = "float32", device: str | None = None,
-                 device_map: str | None = None, revision: str | None = None, batch_size: int = 8,
+    def __init__(self, path: str, *, dtype: str = "auto", device: str | None = None,
+                 device_map: str | None = None, attention: str = "auto", revision: str | None = None,
+                 batch_size: int = 8,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
                  preprocess: str = "auto", video_as: str = "auto", score: str = "auto",
                  choice_reading: str = "generate", trust_remote_code: bool = False, time_origin: str | None = None,
                  decode_batching: bool = True, decode_rows: int = 32, decode_cache_mib: int = 4096,
                  model=None, processor=None):
         torch = _torch()
-        self.path, self.revision, self.dtype = path, revision, dtype
+        self.path, self.revision = path, revision
         self.trust_remote_code = bool(trust_remote_code)
         self.name = name or f"hf:{path}"
         self.batch_size = checked_count("batch_size", batch_size)
         self.max_new_tokens = checked_count("max_new_tokens", max_new_tokens, optional=True)
         self.decode_rows = checked_count("decode_rows", decode_rows)
         self.decode_cache_mib = checked_count("decode_cache_mib", decode_cache_mib)
+        placed = place(device=device, device_map=device_map, dtype=dtype, attention=attention)
         if model is None:
-            model, tokenizer = load_pretrained(path, dtype=dtype, device_map=device_map, revision=revision,
-                                               trust_remote_code=self.trust_remote_code)
+            model, tokenizer = load_pretrained(path, dtype=placed.dtype, device_map=placed.device_map,
+                                               revision=revision, trust_remote_code=self.trust_remote_code,
+                                               attention=placed.attention)
         else:
             tokenizer = getattr(processor, "tokenizer", processor)
             processor = processor if processor is not tokenizer else None
@@ -83,9 +87,12 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
                                    trust_remote_code=self.trust_remote_code, time_origin=time_origin)
         if processor is not None:
             processor.tokenizer.padding_side = "left"
-        self.device = torch.device(device) if device else next(model.parameters()).device
-        if device and not device_map:
-            self.model.to(self.device)
+        # inputs go where the first layers are (a device_map may spread the rest over GPUs)
+        self.device = next(model.parameters()).device
+        if device_map is None and self.device != torch.device(placed.device):  # a model handed over
+            self.model.to(placed.device)
+            self.device = torch.device(placed.device)
+        self.dtype = dtype_name(self.model)  # what "auto" came to: the fingerprint names the precision
         self.multimodal = self.inputs.vision
         if score not in ("auto", "conditional", "perplexity"):
             raise ValueError("score must be auto, conditional or perplexity")
@@ -125,7 +132,9 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
 
     @property
     def notes(self) -> dict:
-        notes = {"preprocess_check": self.inputs.check} if self.inputs.check is not None else {}
+        notes = {"ran_on": ran_on(self.model, self.device)}
+        if self.inputs.check is not None:
+            notes["preprocess_check"] = self.inputs.check
         if self.prefix_reuse_off:  # answers come from the plain path, as with prefix_reuse=false: a note
             notes["prefix_reuse"] = f"off for {self.inputs.model_type}: {self.prefix_reuse_off}"
         if self.inputs.open:
@@ -146,9 +155,17 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         return prompt, (request.text if caption else "")
 
     def _encode(self, texts: list[str], frames: list | None):
+        return self._on_device(self.inputs.encode(texts, frames))
+
+    def _on_device(self, batch: dict) -> dict:
+        """A batch made on the host, on the model's device. To a GPU each tensor goes from pinned
+        memory without waiting: the copy is queued behind what the GPU is still doing, and the
+        host goes on to the next batch (a copy from pageable memory holds both up)."""
         torch = _torch()
-        batch = self.inputs.encode(texts, frames)
-        return {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
+        if self.device.type == "cpu":
+            return dict(batch)
+        return {k: v.pin_memory().to(self.device, non_blocking=True) if torch.is_tensor(v) and v.device.type == "cpu"
+                else v for k, v in batch.items()}
 
     def variant_ids(self, words: Sequence[str]) -> list[int]:
         """Single-token ids of each word with and without a leading space."""
@@ -318,11 +335,12 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
                        said: list | None = None) -> list[tuple[Any, float | None]]:
         torch = _torch()
         texts = [p + c for p, c in prompts]
-        batch = self._encode(texts, [video] * len(texts) if video is not None else None)
+        batch = self.inputs.encode(texts, [video] * len(texts) if video is not None else None)
+        # positions are index arithmetic: worked out on the host, they cross with the batch
         positions = self.inputs.positions(self.model, batch)
         if positions is None:  # the open path: one prompt, positions the model's own
-            return self._open_forward(batch, prompts, asks, said)
-        batch["position_ids"] = positions
+            return self._open_forward(self._on_device(batch), prompts, asks, said)
+        batch = self._on_device({**batch, "position_ids": positions})
         captions = self._caption_lengths(prompts)
         # left padded: every row ends at the batch's last token, so the last positions are every
         # row's (a caption's tokens and the one before them, or the next-token distribution)

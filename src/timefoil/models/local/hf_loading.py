@@ -6,8 +6,8 @@ import os
 from typing import Any
 
 from ...core.hashing import file_hash, stable_hash
-from ..video_inputs import _torch
 from .hf_open import refuse_unfaithful
+from .placement import torch_dtype
 
 
 def weights_fingerprint(path: str) -> str:
@@ -95,10 +95,11 @@ def model_class_of(config):
 
 
 def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None = None,
-                    revision: str | None = None, gguf_file: str | None = None, trust_remote_code: bool = False):
+                    revision: str | None = None, gguf_file: str | None = None, trust_remote_code: bool = False,
+                    attention: str | None = None):
     """Model and tokenizer from a hub id or a folder (a video LLM's processor is not built
-    here: timefoil makes its inputs itself, see hf_inputs)."""
-    torch = _torch()
+    here: timefoil makes its inputs itself, see hf_inputs). ``dtype`` "auto": the checkpoint's
+    own; ``attention``: the attn_implementation, None for transformers' own choice."""
     from transformers import AutoConfig, AutoTokenizer, PretrainedConfig
 
     from ...core.weights import quiet_transformers
@@ -116,7 +117,9 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     refuse_unfaithful(getattr(config, "model_type", ""))
     model_class = model_class_of(config)
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
-    model = model_class.from_pretrained(path, dtype=getattr(torch, dtype), device_map=device_map, **kwargs)
+    if attention:
+        kwargs["attn_implementation"] = attention
+    model = model_class.from_pretrained(path, dtype=torch_dtype(dtype), device_map=device_map, **kwargs)
     return answering_part(model), tokenizer
 
 

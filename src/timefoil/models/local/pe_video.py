@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .placement import torch_dtype
 from ..video_inputs import BILINEAR, PixelSettings, center_crop, processor_settings, resize, shortest_edge_size, \
     to_nchw
 
@@ -100,7 +101,6 @@ def text_embeddings(model, input_ids, attention_mask):
 def load_pe_video(path: str, dtype: str = "float32"):
     """The model and its inputs; neither the processor nor its torchvision is needed. The frame
     encoder is a timm model: without timm (which needs torchvision) it is refused in one line."""
-    import torch
     from transformers import AutoModel, AutoTokenizer
 
     pixels = PeVideoPixels.read(path)  # a bad configuration is refused before the weights load
@@ -108,7 +108,7 @@ def load_pe_video(path: str, dtype: str = "float32"):
     tokenizer.padding_side = "right"  # the text embedding is read at the first position: never a pad
     try:
         with _docstring_notices_dropped():
-            model = AutoModel.from_pretrained(path, dtype=getattr(torch, dtype))
+            model = AutoModel.from_pretrained(path, dtype=torch_dtype(dtype))
     except ImportError as exc:
         reason = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
         raise ImportError(f"PE-Video's frame encoder cannot be built here ({reason}); it is a timm model: "

@@ -3,6 +3,7 @@ fetched when it is opened. Text from data or models is escaped on the way into H
 sample browser builds its DOM with textContent only."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -70,6 +71,7 @@ def table_html(table: PaperTable) -> str:
     counts = "".join(f"<li>{escape(run.label)}: {run.report.items} items, {run.report.errors} with errors, "
                      f"{run.report.parse_failures} parse failures, {run.report.stopped} stopped (refused, blocked or "
                      f"out of tokens), {run.report.ties} ties"
+                     + (f"; ran on {escape(run.ran_on)}" if run.ran_on else "")
                      + (f"; {escape(reading_line(run.report))}" if reading_line(run.report) else "") + "</li>"
                      for run, _ in table.rows)
     return (f'<section class="table" data-benchmark="{escape(table.benchmark)}" '
@@ -212,7 +214,8 @@ def _run_list(runs: list[ScoredRun], path: str) -> str:
     here = os.path.dirname(os.path.abspath(path))
     return "".join(f'<li><code title="{escape(os.path.abspath(r.run_dir))}">'
                    f"{escape(os.path.relpath(os.path.abspath(r.run_dir), here))}</code>: "
-                   f"{escape(r.report.benchmark)} · {escape(r.report.protocol)} · {escape(r.label)}</li>" for r in runs)
+                   f"{escape(r.report.benchmark)} · {escape(r.report.protocol)} · {escape(r.label)}"
+                   + (f" · ran on {escape(r.ran_on)}" if r.ran_on else "") + "</li>" for r in runs)
 
 
 def _script_json(data) -> str:
@@ -230,7 +233,7 @@ def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: 
     runs = [load_scored(d, reading) for d in run_dirs]
     if ablation is not None:  # the conditions by their names, as in the terminal
         names = {row["run"]: row["condition"] for row in ablation["rows"]}
-        runs = [ScoredRun(r.run_dir, names.get(r.run_dir, r.label), r.sampling, r.report) for r in runs]
+        runs = [dataclasses.replace(r, label=names.get(r.run_dir, r.label)) for r in runs]
     configs, outcomes, items = {}, {}, []
     thumbs = Thumbnails() if thumbnails else None
     for index, run in enumerate(runs):
