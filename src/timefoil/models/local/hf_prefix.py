@@ -23,7 +23,9 @@ class PrefixReuse:
         (for Qwen's 3-D rotary positions, the text after the video continues from the prefix's
         largest position). Exact: the same tokens at the same positions."""
         torch = _torch()
-        encoded = [self._encode([p + c], [video] if video is not None else None) for p, c in prompts]
+        # made on the host, where the tokens and positions are read: only the prefix's inputs
+        # (the video's pixels among them) and each chunk's suffixes cross to the device, once
+        encoded = [self.inputs.encode([p + c], [video] if video is not None else None) for p, c in prompts]
         sequences = [e["input_ids"][0] for e in encoded]
         positions = [self.inputs.positions(self.model, e) for e in encoded]
         captions = [len(self.tokenizer.encode(c, add_special_tokens=False)) if c else 0 for _, c in prompts]
@@ -40,10 +42,11 @@ class PrefixReuse:
             return self._plain_rows(prompts, video, asks, said)
         prefix_inputs = {k: v for k, v in encoded[0].items() if k not in ("input_ids", "attention_mask", *token_types)}
         prefix_inputs.update(input_ids=sequences[0][None, :shared], position_ids=positions[0][..., :shared],
-                             attention_mask=torch.ones(1, shared, dtype=torch.long, device=self.device))
+                             attention_mask=torch.ones(1, shared, dtype=torch.long))
         # the prefix's tokens keep their types (Gemma 3's image tokens attend both ways within
         # an image); the suffix, text only, needs none
         prefix_inputs.update({k: types[:, :shared] for k, types in token_types.items()})
+        prefix_inputs = self._on_device(prefix_inputs)
         cache = cache_of(self.model(**prefix_inputs, use_cache=True, **kept_logits(self.model, 1)))
         self.stats["forward_tokens"] += shared
         self.stats["prefix_hits"] += len(prompts) - 1
@@ -53,13 +56,17 @@ class PrefixReuse:
             suffixes = [sequences[i][shared:] for i in chunk]
             width = max(len(s) for s in suffixes)
             pad = self.tokenizer.pad_token_id
-            ids = torch.full((len(chunk), width), pad, dtype=torch.long, device=self.device)
-            mask = torch.zeros((len(chunk), shared + width), dtype=torch.long, device=self.device)
+            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(chunk), shared + width), dtype=torch.long)
             where = positions[0][..., :1].new_zeros(positions[0].shape[:-2] + (len(chunk), width))
             for b, (i, s) in enumerate(zip(chunk, suffixes)):
                 ids[b, :len(s)] = s
                 mask[b, :shared + len(s)] = 1
                 where[..., b, :len(s)] = positions[i][..., 0, shared:]
+            following = torch.stack([positions[i][..., 0, -1] + 1 for i in chunk], dim=-1) if asks else None
+            suffix = self._on_device({"ids": ids, "mask": mask, "where": where, "following": following,
+                                      **{f"tokens{b}": s for b, s in enumerate(suffixes)}})
+            ids, mask, where = suffix["ids"], suffix["mask"], suffix["where"]
             # logits only where they are read: each row's caption tokens (predicted from the token
             # before each) or its next-token distribution, at its own last token
             read = sorted({p for b, i in enumerate(chunk)
@@ -75,11 +82,10 @@ class PrefixReuse:
             self.stats["forward_tokens"] += sum(len(s) for s in suffixes)
             if asks:  # each row's answer goes on from its own last token, at its own next position
                 lasts = torch.tensor([at[len(s) - 1] for s in suffixes], device=self.device)
-                following = torch.stack([positions[i][..., 0, -1] + 1 for i in chunk], dim=-1)
                 went_on: list = []
                 self._continue([asks[i] for i in chunk], went_on,
                                Continuation(logits[torch.arange(len(chunk)), lasts].float(), cache_of(output), mask,
-                                            following))
+                                            suffix["following"]))
                 for i, answer in zip(chunk, went_on):
                     answers[i] = answer
             logprobs = torch.log_softmax(logits.float(), dim=-1)
@@ -87,7 +93,7 @@ class PrefixReuse:
                 last = len(suffixes[b]) - 1
                 n = captions[i]
                 if n:  # positions last - n .. last - 1 are consecutive in ``read``
-                    token_ids = suffixes[b][last - n + 1:last + 1]
+                    token_ids = suffix[f"tokens{b}"][last - n + 1:last + 1]
                     scores = logprobs[b, at[last - n]:at[last - n] + n].gather(-1, token_ids[:, None]).squeeze(-1)
                     rows[i] = (None, float(scores.mean()))
                 else:

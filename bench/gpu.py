@@ -1,0 +1,409 @@
+"""timefoil on a GPU as its users run it: a random-weight video LLM of a real 7B shape built on
+the device, the workloads researchers run, each against a per-question loop of the same
+prompts and frames in the same run, answers compared.
+
+Workloads (``--shape 7b``; ``--shape tiny`` runs the same on a small model and small frames,
+on the CPU in well under 5 minutes):
+
+- ``entail``: VELOCITI-shaped entailment, 16 videos x 20 captions, 10 frames of 360x640;
+- ``entail_b64``: the same at batch 64 with 40 captions a video;
+- ``entail_32f``: 32 frames a video;
+- ``choice``: VITATECS-shaped choice with generation, 8 videos x 12 questions, 16-token answers;
+- ``decode``: decode steps shared across 16 videos against video by video;
+- ``e2e``: ``timefoil run velociti`` over a paper-subset-layout folder of synthetic 10 s clips,
+  the model saved to a folder and loaded by path (wall, and load / decode / answer).
+
+Each prints one JSON line with at least ``workload``, ``timefoil_ms_per_question``,
+``naive_ms_per_question``, ``equal`` ([same, compared]) and ``mfu`` (the share of the device's
+bf16 peak the workload's model FLOPs came to: null without a GPU). Entailment workloads add,
+from torch.profiler over timefoil's pass, the share of the wall the GPU was busy and the share of
+GPU time spent copying from the host (null without a GPU).
+
+The per-question loop is what the released VELOCITI script and per-question harnesses do: one
+forward (entailment) or one ``generate()`` (choice) per question, the video encoded and
+prefilled every time.
+
+    python bench/gpu.py [--shape 7b|tiny] [--family qwen2_vl|qwen2_5_vl] [--workloads entail,choice,...]
+                        [--peak-tflops N] [--threads N]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from generation import WORDS, minimum_tokens, naive  # noqa: E402  (the choice loop, shared)
+
+from timefoil.core.items import VideoRef  # noqa: E402
+from timefoil.core.threads import apply_threads  # noqa: E402
+from timefoil.models.families import FAMILIES  # noqa: E402
+from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
+from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
+from timefoil.models.requests import Request  # noqa: E402
+from timefoil.protocols import Prompts  # noqa: E402
+from timefoil.testing import vlm_tokenizer, write_processor_files  # noqa: E402
+
+# bf16 dense peak by device name (FLOP/s); --peak-tflops for any other
+PEAKS = {"H200": 989e12, "H100 SXM": 989e12, "H100 80GB HBM3": 989e12, "H100 PCIe": 756e12, "H100": 989e12,
+         "A100": 312e12, "L40S": 362e12}
+TEXT_7B = dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+               num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
+               rope_parameters={"rope_type": "default", "mrope_section": [16, 24, 24], "rope_theta": 1e6})
+VISION_7B = {"qwen2_vl": dict(depth=32, embed_dim=1280, hidden_size=3584, num_heads=16, mlp_ratio=4),
+             "qwen2_5_vl": dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=16,
+                                out_hidden_size=3584, window_size=112, fullatt_block_indexes=[7, 15, 23, 31],
+                                tokens_per_second=2)}
+TEXT_TINY = dict(vocab_size=4096, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, max_position_embeddings=32768,
+                 rope_parameters={"rope_type": "default", "mrope_section": [2, 3, 3], "rope_theta": 1e6})
+VISION_TINY = {"qwen2_vl": dict(depth=1, embed_dim=32, hidden_size=64, num_heads=2, mlp_ratio=2),
+               "qwen2_5_vl": dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                                  window_size=56, fullatt_block_indexes=[0], tokens_per_second=2)}
+# videos, captions (questions) a video, frames, height, width, batch size, answer tokens
+SHAPES = {
+    "7b": {"entail": (16, 20, 10, 360, 640, 8, 1), "entail_b64": (16, 40, 10, 360, 640, 64, 1),
+           "entail_32f": (8, 20, 32, 360, 640, 8, 1), "choice": (8, 12, 10, 360, 640, 12, 16),
+           "decode": (16, 2, 10, 360, 640, 2, 16), "e2e": (583, 1043, 10, 360, 640, 8, 1)},
+    "tiny": {"entail": (3, 5, 4, 56, 84, 4, 1), "entail_b64": (2, 8, 4, 56, 84, 8, 1),
+             "entail_32f": (2, 4, 8, 56, 84, 4, 1), "choice": (2, 4, 4, 56, 84, 4, 6),
+             "decode": (4, 2, 4, 56, 84, 2, 6), "e2e": (4, 6, 10, 56, 84, 4, 1)},
+}
+WORKLOADS = tuple(SHAPES["7b"])
+
+
+def build(folder: str, family: str, shape: str, device: torch.device, dtype: torch.dtype):
+    """A random-weight model of the shape, built on the device, and its processor files (the
+    real processor's video settings: a 360x640 frame is 13x23 tokens after merging)."""
+    from transformers import (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2VLConfig,
+                              Qwen2VLForConditionalGeneration)
+
+    prompts = Prompts()
+    tokenizer = vlm_tokenizer(list(WORDS) + [prompts.entailment, prompts.choice, "Yes No A B"], family)
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in FAMILIES[family].tiny.special_tokens}
+    text = {**(TEXT_7B if shape == "7b" else TEXT_TINY), "pad_token_id": tokenizer.pad_token_id,
+            "eos_token_id": tokenizer.eos_token_id, "bos_token_id": None}
+    kinds = {"qwen2_vl": (Qwen2VLConfig, Qwen2VLForConditionalGeneration),
+             "qwen2_5_vl": (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration)}
+    config_class, model_class = kinds[family]
+    config = config_class(text_config=text, vision_config=(VISION_7B if shape == "7b" else VISION_TINY)[family],
+                          image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+                          vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
+    config._attn_implementation = "sdpa"
+    torch.manual_seed(0)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)  # made in its precision on the device: no host copy of 8 B parameters
+    try:
+        with device:
+            model = model_class(config).eval()
+    finally:
+        torch.set_default_dtype(default)
+    video = {"min_pixels": 128 * 28 * 28, "max_pixels": 768 * 28 * 28} if shape == "7b" else \
+        {"min_pixels": 28 * 28, "max_pixels": 56 * 84}
+    write_processor_files(folder, family, tokenizer, video=video)
+    return model, tokenizer
+
+
+def clips(videos: int, frames: int, height: int, width: int, seed: int = 0) -> dict[str, object]:
+    rng = np.random.default_rng(seed)
+    return {f"/bench/clip{v}.mp4": frames_of(rng.integers(0, 256, (frames, height, width, 3), dtype=np.uint8),
+                                             rate=frames / 10) for v in range(videos)}
+
+
+def entailment_requests(videos: dict, captions: int) -> list[Request]:
+    rng, prompt = random.Random(1), Prompts().entailment
+    out = []
+    for path in videos:
+        ref = VideoRef.file(path)
+        for _ in range(captions):
+            caption = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 14)))  # unequal lengths
+            out.append(Request("entailment", ref, prompt.format(caption=caption), caption=caption))
+    return out
+
+
+def choice_requests(videos: dict, questions: int, tokens: int) -> list[Request]:
+    rng, prompt = random.Random(2), Prompts().choice
+    out = []
+    for path in videos:
+        ref = VideoRef.file(path)
+        for _ in range(questions):
+            a, b = (" ".join(rng.choice(WORDS) for _ in range(10)) for _ in range(2))
+            out.append(Request("choice", ref, prompt.format(options=f"A. {a}\nB. {b}"), labels=("A", "B"),
+                               option_texts=(a, b), max_tokens=tokens))
+    return out
+
+
+def synced() -> float:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def naive_entailment(model: HFGenerative, requests: list[Request], source) -> list[float]:
+    """One forward per question on its whole prompt and frames: P(yes) of its next token."""
+    out = []
+    with torch.inference_mode():
+        for request in requests:
+            clip = source(request.video, request.sampling)
+            batch = model._encode([model._prompt(request, clip)[0]], [clip])
+            logits = model.model(**batch).logits[:, -1].float()
+            out.append(model._yes_no(torch.log_softmax(logits, -1)[0]).probs["yes"])
+    return out
+
+
+def model_flops(model: HFGenerative, requests: list[Request], source) -> float:
+    """The FLOPs the workload needs: each video's prompt prefix once, each question's suffix once
+    through the language model (2 x parameters a token, plus attention over what it sees), and
+    each video once through the vision tower."""
+    lm = model.model.model.language_model if hasattr(model.model.model, "language_model") else model.model.model
+    visual = model.model.model.visual if hasattr(model.model.model, "visual") else model.model.visual
+    lm_params = sum(p.numel() for n, p in lm.named_parameters() if "embed_tokens" not in n)
+    vision_params = sum(p.numel() for p in visual.parameters())
+    config = model.model.config.get_text_config()
+    width = config.num_hidden_layers * config.hidden_size
+    pairs = [(r.video, r) for r in requests]
+    tokens = minimum_tokens(model, pairs, source, 0)
+    # every token through the layers; the vocabulary head only where an answer is read
+    total = 2 * lm_params * tokens + 2 * config.vocab_size * config.hidden_size * len(requests)
+    seen: dict[str, int] = {}
+    for request in requests:
+        clip = source(request.video, request.sampling)
+        batch = model.inputs.encode([model._prompt(request, clip)[0]], [clip])
+        length = int(batch["input_ids"].shape[1])
+        key = request.video.key()
+        if key not in seen:
+            seen[key] = length
+            total += 4 * width * length * length / 2  # causal attention over the prefix
+            grid = batch.get("video_grid_thw", batch.get("image_grid_thw"))
+            patches = int(grid.prod(-1).sum())
+            per_frame = int(grid[0, 1] * grid[0, 2])
+            total += 2 * vision_params * patches + 4 * visual.config.depth * getattr(
+                visual.config, "embed_dim", getattr(visual.config, "hidden_size", 0)) * patches * per_frame
+        else:
+            total += 4 * width * length * 8  # a suffix's ~8 tokens attending to the whole prompt
+    return float(total)
+
+
+def peak_flops(override: float | None) -> float | None:
+    if override:
+        return override * 1e12
+    if not torch.cuda.is_available():
+        return None
+    name = torch.cuda.get_device_name(0)
+    return next((peak for key, peak in PEAKS.items() if key in name), None)
+
+
+@contextmanager
+def profiled(enabled: bool):
+    """torch.profiler over the block where there is a GPU: (busy share, host-to-device share)."""
+    found: dict = {}
+    if not enabled:
+        yield found
+        return
+    from torch.profiler import ProfilerActivity, profile
+
+    start = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        yield found
+        torch.cuda.synchronize()
+    wall_us = (time.perf_counter() - start) * 1e6
+    device_us = htod_us = 0.0
+    for event in prof.key_averages():
+        own = getattr(event, "self_device_time_total", None)
+        own = getattr(event, "self_cuda_time_total", 0.0) if own is None else own
+        device_us += own
+        if "HtoD" in event.key:
+            htod_us += own
+    found.update(gpu_busy=round(min(1.0, device_us / wall_us), 3),
+                 htod_share=round(htod_us / device_us, 4) if device_us else None)
+
+
+def run_entailment(name: str, model: HFGenerative, spec: tuple, args, device) -> dict:
+    videos, captions, frames, height, width, batch, _ = spec
+    source_clips = clips(videos, frames, height, width)
+    requests = entailment_requests(source_clips, captions)
+    model.batch_size = batch
+    source = lambda ref, sampling: source_clips[ref.path]  # noqa: E731
+    model.answer(requests[:2], source)  # warm up (kernels, memos)
+    start = synced()
+    ours = model.answer(requests, source)
+    t_ours = synced() - start
+    with profiled(device.type == "cuda") as shares:
+        model.answer(requests, source)
+    start = synced()
+    theirs = naive_entailment(model, requests, source)
+    t_naive = synced() - start
+    tolerance = 1e-4 if model.dtype == "float32" else 2e-2
+    same = sum(abs(a.probs["yes"] - b) <= tolerance for a, b in zip(ours, theirs))
+    flops = model_flops(model, requests, source)
+    peak = peak_flops(args.peak_tflops)
+    return {"workload": name, "questions": len(requests), "videos": videos, "frames": frames,
+            "batch_size": batch, "timefoil_ms_per_question": round(1e3 * t_ours / len(requests), 3),
+            "naive_ms_per_question": round(1e3 * t_naive / len(requests), 3),
+            "speedup": round(t_naive / t_ours, 2), "equal": [same, len(requests)], "tolerance": tolerance,
+            "model_tflop": float(f"{flops / 1e12:.4g}"), "mfu": round(flops / t_ours / peak, 4) if peak else None,
+            "gpu_busy": shares.get("gpu_busy"), "htod_share": shares.get("htod_share")}
+
+
+def run_choice(name: str, model: HFGenerative, spec: tuple, args, device) -> dict:
+    videos, questions, frames, height, width, batch, tokens = spec
+    source_clips = clips(videos, frames, height, width, seed=1)
+    requests = choice_requests(source_clips, questions, tokens)
+    model.batch_size = batch
+    source = lambda ref, sampling: source_clips[ref.path]  # noqa: E731
+    model.answer(requests[:2], source)
+    start = synced()
+    ours = model.answer(requests, source)
+    t_ours = synced() - start
+    start = synced()
+    with torch.inference_mode():
+        texts, _ = naive(model, requests, source)
+    t_naive = synced() - start
+    same = sum(a.raw == t for a, t in zip(ours, texts))
+    flops = model_flops(model, requests, source)
+    peak = peak_flops(args.peak_tflops)
+    return {"workload": name, "questions": len(requests), "videos": videos, "frames": frames, "max_tokens": tokens,
+            "timefoil_ms_per_question": round(1e3 * t_ours / len(requests), 3),
+            "naive_ms_per_question": round(1e3 * t_naive / len(requests), 3), "speedup": round(t_naive / t_ours, 2),
+            "equal": [same, len(requests)], "mfu": round(flops / t_ours / peak, 4) if peak else None}
+
+
+def run_decode(name: str, model: HFGenerative, spec: tuple, args, device) -> dict:
+    """Decode steps shared across videos (the default) against video by video; "naive" here is
+    video by video."""
+    videos, questions, frames, height, width, batch, tokens = spec
+    source_clips = clips(videos, frames, height, width, seed=2)
+    requests = choice_requests(source_clips, questions, tokens)
+    model.batch_size = batch
+    source = lambda ref, sampling: source_clips[ref.path]  # noqa: E731
+    model.answer(requests[:2], source)
+    said, walls = {}, {}
+    for shared in (True, False):
+        model.decode_batching = shared
+        start = synced()
+        said[shared] = [a.raw for a in model.answer(requests, source)]
+        walls[shared] = synced() - start
+    model.decode_batching = True
+    return {"workload": name, "questions": len(requests), "videos": videos, "max_tokens": tokens,
+            "timefoil_ms_per_question": round(1e3 * walls[True] / len(requests), 3),
+            "naive_ms_per_question": round(1e3 * walls[False] / len(requests), 3),
+            "speedup": round(walls[False] / walls[True], 2),
+            "equal": [sum(a == b for a, b in zip(said[True], said[False])), len(requests)], "mfu": None}
+
+
+def velociti_folder(root: str, clips_n: int, rows: int, height: int, width: int) -> str:
+    """The paper subset's layout: velociti.jsonl (every row in_subset) and videos/<id>.mp4, each
+    a 10 s synthetic clip at 4 fps (sampling takes one frame a second), written by 8 threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from timefoil.benchmarks.velociti import TESTS
+    from timefoil.video.decode import write_video
+
+    rng = np.random.default_rng(3)
+    os.makedirs(os.path.join(root, "videos"), exist_ok=True)
+    words = random.Random(4)
+    with open(os.path.join(root, "velociti.jsonl"), "w") as handle:
+        for n in range(rows):
+            video_id = f"v_clip{n % clips_n:04d}_seg_0_10"
+            caption = " ".join(words.choice(WORDS) for _ in range(10))
+            foil = " ".join(words.choice(WORDS) for _ in range(10))
+            handle.write(json.dumps({"test_name": TESTS[n % len(TESTS)], "video_id": video_id, "pos": caption,
+                                     "neg": foil, "in_subset": True}) + "\n")
+    bases = [rng.integers(0, 256, (height, width, 3), dtype=np.uint8) for _ in range(clips_n)]
+
+    def write(n: int) -> None:
+        frames = np.stack([np.roll(bases[n], 3 * t, axis=1) for t in range(40)])
+        write_video(os.path.join(root, "videos", f"v_clip{n:04d}_seg_0_10.mp4"), frames, 4, lossless=False)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(write, range(clips_n)))
+    return root
+
+
+def run_e2e(name: str, model: HFGenerative, spec: tuple, args, device, folder: str, per_caption_ms: float | None):
+    """``timefoil run velociti`` as a user runs it, the model saved to ``folder`` and loaded by path."""
+    from timefoil import RunConfig
+    from timefoil.execution.runner import Runner
+    from timefoil.video.frames import FrameStore
+    from timefoil.video.sampling import Sampling
+
+    clips_n, rows, _, height, width, batch, _ = spec
+    work = tempfile.mkdtemp(prefix="timefoil-gpu-bench-")
+    try:
+        data = velociti_folder(os.path.join(work, "velociti"), clips_n, rows, height, width)
+        model.model.save_pretrained(folder)
+        config = RunConfig("velociti", f"hf:{folder}", data_dir=data, model_args={"batch_size": batch},
+                           benchmark_args={"subset": "paper"})
+        sampling = Sampling(frames=None, fps=1.0)
+        start = time.perf_counter()  # decoding alone, in a cache of its own: the share of the wall it is
+        store = FrameStore(cache_dir=os.path.join(work, "decode-only"))
+        for n in range(clips_n):
+            store.get(VideoRef.file(os.path.join(data, "videos", f"v_clip{n:04d}_seg_0_10.mp4")), sampling)
+        decode_s = time.perf_counter() - start
+        start = synced()
+        runner = Runner(config, os.path.join(work, "run"), cache_dir=os.path.join(work, "cache"), progress=False)
+        load_s = synced() - start
+        report = runner.run()
+        wall = synced() - start
+        captions = 2 * rows
+        return {"workload": name, "rows": rows, "clips": clips_n, "captions": captions, "errors": report.errors,
+                "wall_s": round(wall, 2), "load_s": round(load_s, 2), "decode_s": round(decode_s, 2),
+                "answer_s": round(wall - load_s, 2),
+                "timefoil_ms_per_question": round(1e3 * (wall - load_s) / captions, 3),
+                "naive_ms_per_question": None, "equal": [captions - report.errors, captions],
+                "bench_model_s": round(per_caption_ms * captions / 1e3, 2) if per_caption_ms else None,
+                "over_bench_plus_load": round(wall / (per_caption_ms * captions / 1e3 + load_s), 3)
+                if per_caption_ms else None, "mfu": None}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", choices=tuple(SHAPES), default="7b")
+    parser.add_argument("--family", choices=("qwen2_vl", "qwen2_5_vl"), default="qwen2_vl")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--peak-tflops", type=float, default=None, help="the device's bf16 peak, if not known")
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+    apply_threads(args.threads)
+    gpu = torch.cuda.is_available()
+    device = torch.device("cuda:0" if gpu else "cpu")
+    dtype = torch.bfloat16 if gpu else torch.float32
+    folder = tempfile.mkdtemp(prefix="timefoil-gpu-model-")
+    try:
+        start = time.perf_counter()
+        net, tokenizer = build(folder, args.family, args.shape, device, dtype)
+        model = HFGenerative(folder, model=net, processor=tokenizer)
+        print(json.dumps({"device": torch.cuda.get_device_name(0) if gpu else "cpu", "shape": args.shape,
+                          "family": args.family, "dtype": model.dtype, "built_s": round(time.perf_counter() - start, 1),
+                          "parameters_b": round(sum(p.numel() for p in net.parameters()) / 1e9, 3),
+                          "torch": torch.__version__, "ran_on": model.notes["ran_on"]}), flush=True)
+        per_caption = None
+        for name in args.workloads.split(","):
+            spec = SHAPES[args.shape][name]
+            if name.startswith("entail"):
+                line = run_entailment(name, model, spec, args, device)
+                per_caption = per_caption or line["timefoil_ms_per_question"]
+            elif name == "choice":
+                line = run_choice(name, model, spec, args, device)
+            elif name == "decode":
+                line = run_decode(name, model, spec, args, device)
+            else:
+                line = run_e2e(name, model, spec, args, device, folder, per_caption)
+            print(json.dumps(line), flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
