@@ -276,3 +276,32 @@ def test_a_broken_stream_hands_the_rest_to_the_batch_path_and_scores_equal_the_p
     assert len(ids) == len(set(ids)) and sorted(ids) == sorted(ids_of(str(tmp_path / "p")))
     assert streamed.to_json() == plain.to_json()
     assert "stopped streaming (ConnectionError: server went away)" in capfd.readouterr().err
+
+
+def test_decoding_ahead_answers_exactly_as_decoding_in_turn(suite, tmp_path, monkeypatch):
+    """A model on a GPU has the next batch's videos decoded on the host while it answers this
+    one: the same records, each video still decoded once, some of them by the thread ahead."""
+    import threading
+
+    from timefoil.execution.runner import Runner
+    from timefoil.video.frames import FrameStore
+
+    threads = []
+    decode = FrameStore._decode
+    monkeypatch.setattr(FrameStore, "_decode", lambda self, ref, sampling: threads.append(
+        threading.current_thread().name) or decode(self, ref, sampling))
+    runs = {}
+    for ahead in (False, True):
+        model = BagOfFramesModel()
+        model.batch_size, model.decodes_ahead = 3, ahead
+        threads.clear()
+        runner = Runner(RunConfig("synth", "bag-of-frames", data_dir=suite), str(tmp_path / f"run{ahead}"),
+                        cache_dir=str(tmp_path / f"cache{ahead}"), model=model, progress=False)
+        runner.run()
+        records = RunLog(str(tmp_path / f"run{ahead}")).read()
+        runs[ahead] = sorted((r["id"], json.dumps(r["answer"]["score"]), r["frames"]["n"]) for r in records)
+        videos = {json.dumps(r["request"]["video"], sort_keys=True) for r in records}
+        assert runner.frames.stats.decodes == len(threads) == len(videos)
+        ahead_count = sum(name.startswith("timefoil-decode-ahead") for name in threads)
+        assert (ahead_count > 0) == ahead, threads
+    assert runs[True] == runs[False]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator, Sequence
 
 from ..models.base import METHOD_PREFIX, Model
@@ -105,10 +106,21 @@ class Answerer:
                 print(f"timefoil: {self.model.name} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
                       "asking the remaining requests in batches", file=sys.stderr)
         rest = [k for k in keys if k not in answered]
-        for bundle in video_batches(rest, requests, self.model.batch_size):
-            for batch in bundle:
+        batches = [batch for bundle in video_batches(rest, requests, self.model.batch_size) for batch in bundle]
+        with ThreadPoolExecutor(1, thread_name_prefix="timefoil-decode-ahead") as ahead:
+            for n, batch in enumerate(batches):
+                if getattr(self.model, "decodes_ahead", False) and n + 1 < len(batches):  # any object may answer
+                    # the next batch's videos decode on the host while the device answers this one
+                    # (the frame store decodes each once, whichever thread asks first)
+                    ahead.submit(self.decode_ahead, [requests[k] for k in batches[n + 1]])
                 yield [(key, answer, facts)
                        for key, (answer, facts) in zip(batch, self.answer_batch([requests[k] for k in batch]))]
+
+    def decode_ahead(self, requests: list[Request]) -> None:
+        """Each video of ``requests`` decoded into the frame store; a bad one is left for the
+        batch that asks it to record."""
+        for request in requests:
+            self.frame_info(request)
 
     def _entry(self, key: str, request: Request, answer: Answer) -> Entry:
         frames, video_error = self.frame_info(request)

@@ -34,6 +34,9 @@ class Model:
     # encoded images, and its identical reruns come from the response cache: writing raw frames
     # cost about 8% of a cold served run's CPU (bench/api_throughput.py) for reads that never came.
     stores_frames: bool = True
+    # Whether the next batch's videos should decode on the host while this batch is answered: a
+    # model on a GPU leaves the host idle while it computes; on the CPU the cores are its own.
+    decodes_ahead: bool = False
 
     @property
     def kinds(self) -> frozenset[str]:

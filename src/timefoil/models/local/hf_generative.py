@@ -131,6 +131,11 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
                     else loaded_code_fingerprint(self.model)} if self.trust_remote_code else {})}
 
     @property
+    def decodes_ahead(self) -> bool:
+        """On a GPU the host is free while the device answers: the next batch's videos decode then."""
+        return self.device.type == "cuda"
+
+    @property
     def notes(self) -> dict:
         notes = {"ran_on": ran_on(self.model, self.device)}
         if self.inputs.check is not None:
