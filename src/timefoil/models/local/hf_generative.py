@@ -229,8 +229,8 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         return answers
 
     def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        return self._by_video(requests, frames, lambda group: [
-            self._yes_no(logprobs) for logprobs, _ in self._rows(group, frames, caption=False)])
+        return self._by_video(requests, frames, lambda group: self._yes_nos(
+            [logprobs for logprobs, _ in self._rows(group, frames, caption=False)]))
 
     def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         """Option-letter probabilities from the first token, and the greedy answer generated on
@@ -391,12 +391,20 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         return self._read_rows(torch.log_softmax(logits.float(), -1), batch["input_ids"], captions)
 
     def _yes_no(self, next_logprobs) -> Answer:
-        probs = next_logprobs.exp()
-        greedy = int(next_logprobs.argmax())
+        return self._yes_nos([next_logprobs])[0]
+
+    def _yes_nos(self, rows: list) -> list[Answer]:
+        """Each row's Yes and No probabilities and likeliest token, read off the device at once
+        (a float() a row would wait on a GPU three times a caption)."""
+        torch = _torch()
+        logprobs = torch.stack(rows)
+        probs = logprobs.exp()
         yes_ids, no_ids = self.variant_ids(YES_WORDS), self.variant_ids(NO_WORDS)
-        return Answer(raw=self.tokenizer.decode([greedy]).strip(),
-                      probs={"yes": float(probs[yes_ids].sum()), "no": float(probs[no_ids].sum())},
-                      meta={"yes_ids": yes_ids, "no_ids": no_ids, "first_token": greedy})
+        read = torch.stack([probs[:, yes_ids].sum(-1).double(), probs[:, no_ids].sum(-1).double(),
+                            logprobs.argmax(-1).double()], dim=-1).tolist()
+        return [Answer(raw=self.tokenizer.decode([int(greedy)]).strip(), probs={"yes": yes, "no": no},
+                       meta={"yes_ids": yes_ids, "no_ids": no_ids, "first_token": int(greedy)})
+                for yes, no, greedy in read]
 
     def _letters(self, request: Request, next_logprobs, raw: str | None) -> Answer:
         probs = next_logprobs.exp()
