@@ -6,12 +6,12 @@ Python API (the CLI is a thin layer over it)::
     report = run(RunConfig("synth", "random", data_dir="suite"), "runs/random")
     report.get("overall/accuracy").value
 
-The names below are imported on first use: loading the package itself imports nothing heavy,
-so the ``timefoil`` command (which starts by loading it) can catch Ctrl-C from its first moment.
+The names below, ``__version__`` too, are imported on first use: loading the package itself
+imports nothing, so the ``timefoil`` command (which starts by loading it) can catch Ctrl-C from its
+first moment.
 """
-from .core.paths import __version__
 
-_API = {"Item": "core.items", "VideoRef": "core.items", "RunConfig": "execution.config",
+_API = {"__version__": "core.paths", "Item": "core.items", "VideoRef": "core.items", "RunConfig": "execution.config",
         "RunError": "execution.config", "run": "execution.runner", "load_run": "execution.stored",
         "score_run": "execution.stored", "Sampling": "video.sampling"}
 

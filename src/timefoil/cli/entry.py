@@ -1,14 +1,14 @@
 """The ``timefoil`` command as a process: Ctrl-C at any moment ends it with exit status 130 and
 one line, never a traceback.
 
-Nothing of timefoil's own is imported before the handler is in place: the commands bring in
-numpy and the benchmarks, which takes most of a second, and an interrupt during those imports
-is as much the user's Ctrl-C as one during a run. (``timefoil`` and ``timefoil.cli`` import
-nothing when they load, so ``python -m timefoil.cli`` reaches this handler at once too.)"""
-from __future__ import annotations
-
+Nothing is imported before the handler is in place, not even ``signal`` (which brings in enum
+and functools, some thousandths of a second) or ``__future__``: only ``os`` and ``sys``, which
+the interpreter has loaded before any line of timefoil runs. The commands bring in numpy and the
+benchmarks, which takes most of a second, and an interrupt during those imports is as much the
+user's Ctrl-C as one during a run. (``timefoil`` and ``timefoil.cli`` import nothing when they
+load, so ``python -m timefoil.cli`` reaches this handler at once too.) Once the command has
+ended, a Ctrl-C while the interpreter shuts down says the same line and exits 130 too."""
 import os
-import signal
 import sys
 
 INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
@@ -21,14 +21,36 @@ class Interrupted(BaseException):
     exits 1) to ``run``. Not an Exception, so no ``except Exception`` on the way stops it."""
 
 
+def _on_sigint(handler) -> None:
+    # _signal is the interpreter's own, loaded before any line of timefoil runs (signal would
+    # import enum first)
+    import _signal
+
+    _signal.signal(_signal.SIGINT, handler)
+
+
+def _said_and_ended(*_) -> None:
+    """Ctrl-C once the command has ended, while the interpreter shuts down: the line (what was
+    printed before it kept), then the process ends at once."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.write(SAID + "\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(INTERRUPTED)
+
+
 def run() -> None:
     try:
-        from . import main  # the commands, and through them everything they import
+        try:
+            from . import main  # the commands, and through them everything they import
 
-        main()
+            main()
+        finally:
+            _on_sigint(_said_and_ended)
     except (KeyboardInterrupt, Interrupted):
         # a second Ctrl-C while this one is being said ends the process at once, still quietly
-        signal.signal(signal.SIGINT, lambda *_: os._exit(INTERRUPTED))
+        _on_sigint(lambda *_: os._exit(INTERRUPTED))
         print(SAID, file=sys.stderr)
         # An interrupt inside exec() of a string (dataclasses make their methods so, on import)
         # leaves CPython's "unhandled KeyboardInterrupt" flag set even though it was handled
