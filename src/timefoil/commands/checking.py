@@ -16,8 +16,10 @@ from ..execution.store import answered_twice
 def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
     """(problems, counts). With ``plan`` and the benchmark's files still at the recorded
     place, the run is also compared with a fresh plan of the same configuration."""
-    meta, records = load_run(run_dir)
+    meta, records = load_run(run_dir, strict=False)
     problems = [f"items.jsonl line {n} is not a record" for n in meta["corrupt_lines"]]
+    problems += [f"items.jsonl line {n} is not a record timefoil wrote ({fault}): correct or remove it"
+                 for n, fault in meta["malformed"]]
     try:
         config = RunConfig.from_json(meta["config"])
     except (KeyError, TypeError) as exc:

@@ -10,6 +10,8 @@ import sys
 import time
 from typing import Any, Iterable
 
+from ..core.jsonfiles import Fields, ListOf, MapOf, UnreadableFile, kind_fault
+
 ANSWERS = "items.jsonl"
 CONFIG = "run.json"
 LOCK = "run.lock"
@@ -117,13 +119,45 @@ class RunLock:
             self.handle = None
 
 
+# What a record holds, field by field, as timefoil writes it (records.records_for): every reader
+# indexes these, so a record whose field is of another kind (an answer edited by hand) is refused
+# where it is read, naming its line and field, instead of failing later without a name. Fields
+# a protocol or model adds of its own are not listed and pass as they are.
+TEXT, NUMBER, WHOLE = str, float, int
+JUDGE = Fields({"model": (TEXT, None), "fingerprint": (TEXT, None), "raw": (TEXT, None), "error": (TEXT, None)})
+STORED_ANSWER = Fields({"raw": (TEXT, None), "score": (NUMBER, None), "probs": (MapOf((NUMBER, None)), None),
+                        "error": (TEXT, None), "latency": (NUMBER, None),
+                        "meta": (Fields({"ranks": (ListOf((WHOLE, None)), None), "candidates": (WHOLE, None),
+                                         "judge": (JUDGE, None)}), None)})
+VIDEO = Fields({"path": (TEXT, None), "start": (NUMBER, None), "end": (NUMBER, None), "parts": ListOf(dict),
+                "gap": NUMBER})
+ITEM = Fields({"id": TEXT, "group_id": TEXT, "benchmark": TEXT, "test": TEXT, "subtest": (TEXT, None),
+               "role": TEXT, "categories": ListOf(TEXT), "target": WHOLE, "n_options": WHOLE,
+               "options_are": TEXT, "texts": ListOf(TEXT), "videos": ListOf(VIDEO), "metadata": (dict, None)},
+              required=("id", "group_id", "test", "role", "target", "n_options"))
+REQUEST = Fields({"kind": TEXT, "video": (VIDEO, None), "text": TEXT, "labels": ListOf(TEXT),
+                  "option_texts": ListOf(TEXT), "caption": (TEXT, None), "system": (TEXT, None),
+                  "max_tokens": WHOLE, "key": (TEXT, None), "ask": ListOf(WHOLE),
+                  "candidates": Fields({"n": WHOLE, "digest": TEXT}), "option": WHOLE, "position": WHOLE,
+                  "order": ListOf(WHOLE), "roles": ListOf(TEXT), "reasoning": bool, "published": bool})
+FRAMES = Fields({"n": WHOLE, "degenerate": bool, "blind": bool, "decoded": (TEXT, ListOf(TEXT)),
+                 "capped": Fields({"asked": WHOLE, "max_frames": WHOLE}, required=("asked", "max_frames"))})
+RECORD = Fields({"id": TEXT, "item": ITEM, "expected": WHOLE, "request": REQUEST, "answer": STORED_ANSWER,
+                 "judge": (JUDGE, None), "frames": (FRAMES, None),
+                 "parsed": (Fields({"status": TEXT, "read_from": TEXT}), None), NON_FINITE: ListOf(TEXT)},
+                required=("id", "item", "expected", "request", "answer"))
+
+
 class RunLog:
     """``items.jsonl``: one JSON object per answered request, appended and flushed as answers
     arrive. A run killed mid-write leaves at most one partial last line, which is cut away
     before appending again, so a resumed run neither loses nor duplicates a record."""
 
     def __init__(self, run_dir: str):
+        self.run_dir = run_dir
         self.path = os.path.join(run_dir, ANSWERS)
+        self.corrupt: list[int] = []
+        self.malformed: list[tuple[int, str]] = []
 
     def repair(self) -> None:
         if not os.path.exists(self.path):
@@ -133,10 +167,12 @@ class RunLog:
             if data and not data.endswith(b"\n"):
                 handle.truncate(data.rfind(b"\n") + 1)
 
-    def read(self) -> list[dict[str, Any]]:
+    def read(self, strict: bool = True) -> list[dict[str, Any]]:
         """The records; the line numbers of lines that are not records are kept in ``corrupt``
-        (reported by `score` and `check`, never silently skipped)."""
-        self.corrupt: list[int] = []
+        (reported by `score` and `check`, never silently skipped). A record with a field of
+        the wrong kind (``RECORD``) is refused, naming its line and field (UnreadableFile); with
+        ``strict`` off it is left out and kept in ``malformed`` as (line, what is wrong)."""
+        self.corrupt, self.malformed = [], []
         if not os.path.exists(self.path):
             return []
         records = []
@@ -148,10 +184,18 @@ class RunLog:
                     record = json.loads(line)
                 except json.JSONDecodeError:
                     record = None
-                if isinstance(record, dict) and {"id", "item", "request", "answer"} <= set(record):
-                    records.append(record)
-                else:
+                if not (isinstance(record, dict) and {"id", "item", "request", "answer"} <= set(record)):
                     self.corrupt.append(number)
+                    continue
+                fault = kind_fault(record, RECORD)
+                if fault is None:
+                    records.append(record)
+                elif strict:
+                    raise UnreadableFile(f"{self.path} line {number}: not a record timefoil wrote ({fault}); "
+                                         "correct or remove that line (timefoil check "
+                                         f"{self.run_dir} lists every such line)")
+                else:
+                    self.malformed.append((number, fault))
         return records
 
     def done_ids(self, include_errors: bool = True) -> set[str]:
@@ -282,7 +326,8 @@ class ResponseCache:
                         found[key] = json.loads(value)
                     except (ValueError, TypeError):
                         found[key] = None
-                    if not isinstance(found[key], dict):  # written by something else: asked again
+                    if not isinstance(found[key], dict) or (  # written by something else: asked again
+                            "answer" in found[key] and kind_fault(found[key]["answer"], STORED_ANSWER) is not None):
                         del found[key]
                         unreadable += 1
         except sqlite3.Error as exc:

@@ -18,7 +18,10 @@ from .config import RunError
 from .store import CONFIG, SHARD, RunLog
 
 
-def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def load_run(run_dir: str, strict: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A run's run.json and records. A record with a field of the wrong kind is refused in one
+    line naming its line and field; with ``strict`` off (``check``) it is left out and listed
+    in ``meta["malformed"]`` as (line, what is wrong)."""
     config_path = os.path.join(run_dir, CONFIG)
     if not os.path.exists(config_path):
         raise RunError(f"{run_dir} is not a run directory (no {CONFIG})")
@@ -31,8 +34,12 @@ def load_run(run_dir: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise RunError(f"{config_path}: not a readable run configuration (no 'config' naming its benchmark, model "
                        "and protocol)")
     log = RunLog(run_dir)
-    records = log.read()
+    try:
+        records = log.read(strict)
+    except UnreadableFile as exc:
+        raise RunError(str(exc)) from None
     meta["corrupt_lines"] = log.corrupt
+    meta["malformed"] = log.malformed
     meta["elsewhere"] = _elsewhere(run_dir) if meta.get("shard") else {}
     return meta, records
 
