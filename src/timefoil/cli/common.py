@@ -13,6 +13,7 @@ import click
 from ..benchmarks import DataError
 from ..core.redaction import redact
 from ..execution.config import RunError
+from ..execution.store import StoreWriteError
 from ..protocols import PROTOCOLS
 from ..protocols.readings import MEANT, READINGS
 from ..video.decode import VideoError
@@ -55,7 +56,7 @@ def guard(fn):
     def wrapped(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (RunError, DataError, VideoError, ValueError, FileNotFoundError, ImportError) as exc:
+        except (RunError, StoreWriteError, DataError, VideoError, ValueError, FileNotFoundError, ImportError) as exc:
             raise Failure(redact(str(exc))) from None
         except click.ClickException:
             raise

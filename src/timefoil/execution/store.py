@@ -1,6 +1,7 @@
 """Durable run state: the append-only answer log and the cross-run response cache."""
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -47,12 +48,40 @@ def _finite(value: Any, path: str, where: list[str]) -> Any:
     return value
 
 
+class StoreWriteError(RuntimeError):
+    """A file of a run (or of a build) cannot be written: a full disk, a read-only mount, a folder
+    that is not writable. The message names the file and what to do."""
+
+
+def write_failure(path: str, exc: OSError, what: str = "it",
+                  again: str = "run the same command again") -> StoreWriteError:
+    """The one line for ``exc``, raised while writing ``path``: the file, why, and what to do."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        todo = "free some space on its disk (or write to another folder)"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        todo = "make its folder writable (or write to another folder)"
+    else:
+        todo = "see that its folder can be written (or write to another folder)"
+    return StoreWriteError(f"{path}: could not write {what} ({exc.strerror or exc}); {todo}, then {again}")
+
+
 def write_json(path: str, data: dict) -> None:
-    """Written whole or not at all (a temporary file renamed over the old one)."""
+    """Written whole or not at all (a temporary file, flushed to the disk, renamed over the old
+    one); a write that fails (a full disk) says so naming the file and leaves the old one."""
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(strict_json(data, indent=2, ensure_ascii=False))
-    os.replace(tmp, path)
+    text = strict_json(data, indent=2, ensure_ascii=False)
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise write_failure(path, exc) from None
 
 
 class RunLockError(RuntimeError):
@@ -202,13 +231,19 @@ class RunLog:
         return {r["id"] for r in self.read() if include_errors or not r["answer"].get("error")}
 
     def append(self, records: Iterable[dict[str, Any]]) -> None:
+        """Appended and flushed to the disk; a write that fails (a full disk) is refused in one
+        line naming the log. What it wrote of a last line is cut when the run resumes."""
         lines = "".join(strict_json(r, ensure_ascii=False) + "\n" for r in records)
         if not lines:
             return
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(lines)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(lines)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise write_failure(self.path, exc, "the run's answers",
+                                "run the same command again: it resumes from the last answer recorded") from None
 
 
 def answered_twice(records: Iterable[dict[str, Any]]) -> dict[str, int]:
