@@ -5,11 +5,18 @@ the prompts asked and the items as loaded) and together record every planned req
 once; otherwise nothing is written and every missing or duplicated request is reported with the
 shard to rerun. Shards made with different package versions merge, with a warning kept in the
 merged run.json beside each shard's versions and revision. The result is a normal run directory:
-scored, reported, checked and resumed like any other."""
+scored, reported, checked and resumed like any other.
+
+A merge holds the output's lock (``run.lock``), as a run does, so a second merge or a run into the
+same folder is refused while it writes. It writes run.json first, marked unfinished with the
+command that finishes it, then the log (whole, renamed into place), then run.json unmarked: a merge
+cut short at any moment is said as such by every command that reads the folder, and the same merge
+command run again writes it anew."""
 from __future__ import annotations
 
-import json
 import os
+import shlex
+import sys
 import time
 from collections import defaultdict
 from typing import Any
@@ -17,7 +24,8 @@ from typing import Any
 from ..core.jsonfiles import UnreadableFile, read_json
 from ..execution.config import RunError
 from ..execution.sharding import PLAN_PARTS, plan_digest
-from ..execution.store import ANSWERS, CONFIG, SHARD, RunLog, answered_twice, write_json
+from ..execution.store import (ANSWERS, CONFIG, MERGING, SHARD, RunLock, RunLockError, RunLog, StoreWriteError,
+                               answered_twice, strict_json, write_failure, write_json)
 
 SAME = ("config", "model_fingerprint", "fingerprint_hash")  # what makes two shards parts of one run
 ENVIRONMENT = ("created", "versions", "git_revision", "platform")  # each shard's, kept in the merged run.json
@@ -100,6 +108,35 @@ def _examples(ids) -> str:
     return ", ".join(ids[:SHOWN]) + (f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
 
 
+def _write_merged(out: str, merged: dict[str, Any], ordered: list[list[dict]], finish: str) -> None:
+    """The merged run written into ``out`` (its lock held): run.json marked unfinished, the log
+    whole, then run.json unmarked. A run already there is refused; a merge cut short is redone."""
+    config_path, path = os.path.join(out, CONFIG), os.path.join(out, ANSWERS)
+    if os.path.exists(config_path):
+        try:
+            unfinished = read_json(config_path, "run configuration").get(MERGING)
+        except UnreadableFile:
+            unfinished = None
+        if not unfinished:
+            raise MergeError(f"{out} already holds a run; merge into a new directory")
+        print(f"timefoil: {out} holds a merge that was cut short before it finished; writing it again",
+              file=sys.stderr)
+    elif os.path.exists(path):
+        raise MergeError(f"{out} already holds a run's answers ({ANSWERS}, with no {CONFIG}); merge into a new "
+                         "directory")
+    write_json(config_path, {MERGING: finish, **merged})
+    try:
+        with open(path + ".tmp", "w", encoding="utf-8") as handle:  # whole or not at all
+            for shard in ordered:
+                handle.writelines(strict_json(r, ensure_ascii=False) + "\n" for r in shard)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(path + ".tmp", path)
+    except OSError as exc:
+        raise write_failure(path, exc, "the merged answers", "run the same merge again") from None
+    write_json(config_path, merged)  # last: a run.json without the mark means the log is whole
+
+
 def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
     """Check the shards and write the merged run into ``out``; returns what was merged."""
     metas = [_read_json(os.path.join(d, CONFIG), "run configuration") for d in shard_dirs]
@@ -137,8 +174,10 @@ def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
     recorded_in: dict[str, list[str]] = defaultdict(list)
     for directory in shard_dirs:
         log = RunLog(directory)
-        records[directory] = log.read()
+        records[directory] = log.read(strict=False)
         problems += [f"{directory}: {ANSWERS} line {n} is not a record" for n in log.corrupt]
+        problems += [f"{directory}: {ANSWERS} line {n} is not a record timefoil wrote ({fault})"
+                     for n, fault in log.malformed]
         for record in records[directory]:
             if directory not in recorded_in[record["id"]]:
                 recorded_in[record["id"]].append(directory)
@@ -162,9 +201,6 @@ def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
     if problems:
         raise MergeError(f"cannot merge {len(shard_dirs)} shards: {len(problems)} problem(s)", problems)
 
-    if os.path.exists(os.path.join(out, CONFIG)) or os.path.exists(os.path.join(out, ANSWERS)):
-        raise MergeError(f"{out} already holds a run; merge into a new directory")
-    os.makedirs(out, exist_ok=True)
     labels = [f"{m['shard']['index']}/{count}" for m in metas]
     differ, warnings = _environments(labels, metas)
     merged = {k: v for k, v in first.items() if k not in ("shard", "executor")}
@@ -182,11 +218,15 @@ def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
                                     **{k: m.get(k) for k in ENVIRONMENT}}
                                    for d, m, label in zip(shard_dirs, metas, labels)],
                         "versions_differ": differ}
-    path = os.path.join(out, ANSWERS)
-    with open(path + ".tmp", "w", encoding="utf-8") as handle:  # whole or not at all
-        for _, directory in sorted((m["shard"]["index"], d) for d, m in zip(shard_dirs, metas)):
-            handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records[directory])
-    os.replace(path + ".tmp", path)
-    write_json(os.path.join(out, CONFIG), merged)  # last: a run.json means the log is whole
+    ordered = [records[d] for _, d in sorted((m["shard"]["index"], d) for d, m in zip(shard_dirs, metas))]
+    finish = shlex.join(["timefoil", "merge", *shard_dirs, "--out", out])
+    try:
+        os.makedirs(out, exist_ok=True)
+        with RunLock(out):
+            _write_merged(out, merged, ordered, finish)
+    except (RunLockError, StoreWriteError) as exc:
+        raise MergeError(str(exc)) from None
+    except OSError as exc:
+        raise MergeError(str(write_failure(out, exc, "the merged run", "run the same merge again"))) from None
     return {"out": out, "shards": count, "requests": len(assigned),
             "records": sum(len(r) for r in records.values()), "warnings": warnings}

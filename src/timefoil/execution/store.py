@@ -18,6 +18,7 @@ CONFIG = "run.json"
 LOCK = "run.lock"
 SHARD = "shard.json"  # a shard's request ids, for `merge`
 RUN_FILES = (ANSWERS, CONFIG, LOCK, SHARD)  # what a run directory is made of
+MERGING = "merging"  # in the run.json of a merge not yet finished: the command that finishes it
 
 
 NON_FINITE = "non_finite"  # where a stored object had NaN or an infinity, written as null

@@ -15,7 +15,7 @@ from ..measures.stats import MetricValue
 from ..protocols.readings import MEANT, READINGS
 from ..scoring import ScoreReport, beside, score_records
 from .config import RunError
-from .store import CONFIG, SHARD, RunLog
+from .store import CONFIG, MERGING, SHARD, RunLog
 
 
 def load_run(run_dir: str, strict: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -29,6 +29,9 @@ def load_run(run_dir: str, strict: bool = True) -> tuple[dict[str, Any], list[di
         meta = read_json(config_path, "run configuration")
     except UnreadableFile as exc:
         raise RunError(str(exc)) from None
+    if meta.get(MERGING):
+        raise RunError(f"{run_dir} holds a merge that was cut short before it finished; run it again to finish it: "
+                       f"{meta[MERGING]}")
     config = meta.get("config")
     if not isinstance(config, dict) or not {"benchmark", "model", "protocol"} <= set(config):
         raise RunError(f"{config_path}: not a readable run configuration (no 'config' naming its benchmark, model "
