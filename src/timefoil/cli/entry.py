@@ -21,17 +21,20 @@ class Interrupted(BaseException):
     exits 1) to ``run``. Not an Exception, so no ``except Exception`` on the way stops it."""
 
 
-def _on_sigint(handler) -> None:
-    # _signal is the interpreter's own, loaded before any line of timefoil runs (signal would
-    # import enum first)
-    import _signal
+_seen: list[int] = []  # the Ctrl-Cs this process received while its command ran
 
-    _signal.signal(_signal.SIGINT, handler)
+
+def _interrupt(signum, frame) -> None:
+    """Python's own handler (KeyboardInterrupt), remembering that it ran: a KeyboardInterrupt
+    swallowed on its way (a bare ``except:`` around an import in a library) would otherwise let
+    the command end as if no Ctrl-C had come."""
+    _seen.append(signum)
+    raise KeyboardInterrupt
 
 
 def _said_and_ended(*_) -> None:
-    """Ctrl-C once the command has ended, while the interpreter shuts down: the line (what was
-    printed before it kept), then the process ends at once."""
+    """The line (what was printed before it kept), then the process ends at once: a Ctrl-C once
+    the command has ended, while the interpreter shuts down, or one Python could not raise."""
     try:
         sys.stdout.flush()
         sys.stderr.write(SAID + "\n")
@@ -40,21 +43,51 @@ def _said_and_ended(*_) -> None:
         os._exit(INTERRUPTED)
 
 
+def _unraisable(unraisable) -> None:
+    """A Ctrl-C that lands where Python can only print it ("Exception ignored in" a weakref
+    callback of the import system, a ``__del__``) would be lost and the command go on to exit 0:
+    it ends the process, with the line."""
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        _said_and_ended()
+    sys.__unraisablehook__(unraisable)
+
+
 def run() -> None:
+    own = False
     try:
         try:
+            # _signal is the interpreter's own, loaded before any line of timefoil runs (signal
+            # would import enum first). A process started with Ctrl-C ignored (a background job)
+            # keeps ignoring it.
+            import _signal
+
+            own = _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler
+            if own:
+                _signal.signal(_signal.SIGINT, _interrupt)
+            sys.unraisablehook = _unraisable
             from . import main  # the commands, and through them everything they import
 
             main()
         finally:
-            _on_sigint(_said_and_ended)
+            if own:
+                _signal.signal(_signal.SIGINT, _said_and_ended)
     except (KeyboardInterrupt, Interrupted):
-        # a second Ctrl-C while this one is being said ends the process at once, still quietly
-        _on_sigint(lambda *_: os._exit(INTERRUPTED))
-        print(SAID, file=sys.stderr)
-        # An interrupt inside exec() of a string (dataclasses make their methods so, on import)
-        # leaves CPython's "unhandled KeyboardInterrupt" flag set even though it was handled
-        # here, and the interpreter would then end itself by SIGINT at exit (status -2, not
-        # 130). Each exec of a string starts by clearing that flag.
-        exec("pass")
-        sys.exit(INTERRUPTED)
+        _interrupted()
+    except SystemExit:
+        if _seen:  # the command ended although a Ctrl-C came: its KeyboardInterrupt was swallowed
+            _interrupted()
+        raise
+
+
+def _interrupted() -> None:
+    import _signal
+
+    # a second Ctrl-C while this one is being said ends the process at once, still quietly
+    _signal.signal(_signal.SIGINT, lambda *_: os._exit(INTERRUPTED))
+    print(SAID, file=sys.stderr)
+    # An interrupt inside exec() of a string (dataclasses make their methods so, on import)
+    # leaves CPython's "unhandled KeyboardInterrupt" flag set even though it was handled
+    # here, and the interpreter would then end itself by SIGINT at exit (status -2, not
+    # 130). Each exec of a string starts by clearing that flag.
+    exec("pass")
+    sys.exit(INTERRUPTED)
