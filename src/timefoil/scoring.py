@@ -7,6 +7,7 @@ proficiency ("P+T"); the benchmark declares names and the headline average.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
@@ -173,7 +174,9 @@ def section_metrics(outcomes: Sequence[Outcome], protocol: Protocol, spec: Summa
 
 
 def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: SummarySpec = SummarySpec(),
-              tie_policy: str = "strict") -> list[MetricValue]:
+              tie_policy: str = "strict", by_test: bool | None = None) -> list[MetricValue]:
+    """``by_test``: name each test's section and the averages over tests even where one test is
+    left (a reading that dropped the others whole); by default only where several are present."""
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     if not outcomes:
         return []
@@ -189,8 +192,9 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
             subtests[f"{o.item['test']}/{o.item['subtest']}"].append(o)
         for c in o.item.get("categories") or ():
             categories[f"category:{c}"].append(o)
+    by_test = len(tests) > 1 if by_test is None else by_test
     for test, outs in sorted(tests.items()):  # each test, then its subtests
-        if len(tests) > 1:
+        if by_test:
             sections[test] = outs
         sections.update(sorted((k, v) for k, v in subtests.items() if k.split("/")[0] == test))
     if spec.categories:
@@ -203,7 +207,7 @@ def summarize(outcomes: Sequence[Outcome], protocol: Protocol | str, spec: Summa
             if section == "overall" and left_out:
                 metric = replace(metric, extra=dict(metric.extra, excludes=", ".join(left_out)))
             result.append(_named(metric, f"{section}/{metric.name}"))
-    if len(tests) > 1:
+    if by_test:
         averaged = sorted(t for t in tests if t not in spec.average_excludes)
         averages = _means(result, tests, averaged, spec, protocol,
                           lambda wanted, n: f"overall/average {wanted}{_coverage(spec, n)}")
@@ -274,8 +278,9 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
                 other_shards += 1
                 continue
         outcomes.append(outcome)
-    released = None
+    released, by_test = None, None
     if rule is not None:
+        by_test = len({o.item["test"] for o in outcomes}) > 1  # as the meant reading names them
         read_differently = sum(o.read_differently for o in outcomes)
         if rule.tie_policy and rule.tie_policy != tie_policy:  # a tie is read otherwise: right, not wrong
             tie_policy, read_differently = rule.tie_policy, read_differently + sum(o.tie() for o in outcomes)
@@ -291,21 +296,39 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
         errors=sum(bool(o.errors) or bool(o.unanswered) for o in outcomes),
         parse_failures=sum(o.parse_failures for o in outcomes), stopped=sum(o.stopped for o in outcomes),
         ties=sum(o.tie() for o in outcomes), unanswered=sum(o.unanswered for o in outcomes),
-        metrics=summarize(outcomes, protocol, spec, tie_policy), failures=failures, other_shards=other_shards,
+        metrics=summarize(outcomes, protocol, spec, tie_policy, by_test), failures=failures, other_shards=other_shards,
         reading="released" if rule is not None else MEANT, released=released)
+
+
+_COVERAGE = re.compile(r" \(\d+ of \d+ tests\)$")  # an average's coverage, which the readings may differ in
 
 
 def beside(shown: ScoreReport, other: ScoreReport) -> ScoreReport:
     """``shown`` with the other reading's number in each metric where the two differ (value or
-    n), under the other reading's name, with its own n, chance and p-value."""
-    others = {m.name: m for m in other.metrics}
-    metrics = []
-    for metric in shown.metrics:
-        alt = others.get(metric.name)
-        if alt is not None and (alt.n != metric.n or (alt.value is None) != (metric.value is None)
-                                or (alt.value is not None and abs(alt.value - metric.value) > 1e-9)):
+    n), under the other reading's name, with its own n, chance and p-value. A number only one
+    reading gives is reported under both: a test the released rule drops whole (every answer
+    unread) stands in the shown reading with no value and the other's number beside, and a
+    metric the other reading lacks carries that reading's empty number. Averages pair by
+    metric whatever the number of tests each reading covers."""
+    def key(name: str) -> str:
+        return _COVERAGE.sub("", name)
+
+    others = {key(m.name): m for m in other.metrics}
+    metrics = list(shown.metrics)
+    for at, metric in enumerate(other.metrics):  # numbers only the other reading gives, in its order
+        if key(metric.name) not in {key(m.name) for m in metrics}:
+            before = {key(m.name) for m in other.metrics[:at]}
+            place = max((i + 1 for i, m in enumerate(metrics) if key(m.name) in before), default=len(metrics))
+            metrics.insert(place, replace(metric, value=None, n=0, ci95=None, p_value=None, extra={}))
+    result = []
+    for metric in metrics:
+        alt = others.get(key(metric.name))
+        if alt is None:
+            alt = MetricValue(metric.name, None, 0, metric.chance, None, None)
+        if (alt.n != metric.n or (alt.value is None) != (metric.value is None)
+                or (alt.value is not None and abs(alt.value - metric.value) > 1e-9)):
             metric = replace(metric, extra={**metric.extra, other.reading: {
                 "value": alt.value, "n": alt.n, "chance": alt.chance, "p_value": alt.p_value,
                 "ci95": list(alt.ci95) if alt.ci95 else None}})
-        metrics.append(metric)
-    return replace(shown, metrics=metrics, released=shown.released or other.released)
+        result.append(metric)
+    return replace(shown, metrics=result, released=shown.released or other.released)

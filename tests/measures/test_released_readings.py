@@ -69,7 +69,7 @@ def both_ways(benchmark, items, protocol, replies, order="both"):
 
 
 def values(report):
-    return {m.name: (round(m.value, 2), m.n) for m in report.metrics}
+    return {m.name: (None if m.value is None else round(m.value, 2), m.n) for m in report.metrics}
 
 
 def test_temporalbench_first_character_against_the_parsers_letter():
@@ -132,7 +132,7 @@ def test_velociti_closed_model_entailment_maps_yes_by_substring_and_drops_the_re
     replies = {f"{side} {k}": reply for k, pair in enumerate(pairs, 1) for side, reply in zip(("pos", "neg"), pair)}
     items = [pair_item(f"i{k}", f"i{k}", [f"pos {k}", f"neg {k}"], test="chrono") for k in range(1, 7)]
     meant, released = both_ways("velociti", items, "entailment", replies)
-    # meant: right i1 i2 i3 (i4 says Yes to both, i5's positive and i6's negative read as nothing)
+    # meant: right i1 i2 i3 (i4 says Yes to both, i5's positive reads as nothing, i6 says No to both)
     assert values(meant)["overall/StrictVLE"] == (50.0, 6)
     assert values(meant)["overall/acc(pos)"] == (66.67, 6)  # i1..i4
     assert values(meant)["overall/acc(neg|pos)"] == (75.0, 4)  # i1 i2 i3 of i1..i4
@@ -140,7 +140,7 @@ def test_velociti_closed_model_entailment_maps_yes_by_substring_and_drops_the_re
     assert values(released)["overall/acc(pos)"] == (75.0, 4)
     assert values(released)["overall/acc(neg|pos)"] == (66.67, 3)
     assert released.released["dropped"] == 2  # i2, i5
-    assert released.released["read_differently"] == 2  # "yes" (meant Yes), "Not at all" (meant nothing)
+    assert released.released["read_differently"] == 1  # "yes" (meant Yes); "Not at all" is No both ways
     assert released.get("overall/StrictVLE").chance == 25.0
 
 
@@ -204,3 +204,52 @@ def test_an_outcome_read_by_vilmas_rule_counts_its_tie_right_wherever_it_is_aske
     meant, = outcomes_from_records(records, "similarity")
     released, = outcomes_from_records(records, "similarity", get_benchmark("vilma").released)
     assert (meant.correct(), released.correct()) == (False, True)
+
+
+class Tied(Model):
+    """A served model's replies with log-probabilities: a positive caption's Yes and No exactly
+    as likely (written "Yes."), a foil's clearly No."""
+
+    name = "tied"
+
+    def answer_entailment(self, requests, frames):
+        return [Answer(raw="Yes.", probs={"yes": .4, "no": .4}) if r.caption.startswith("pos")
+                else Answer(raw="No.", probs={"yes": .1, "no": .9}) for r in requests]
+
+
+def test_a_tie_of_yes_and_no_is_what_the_released_scorer_makes_of_it_and_the_text_under_the_meant_reading():
+    """metrics.py computes e from the probabilities alone: 0.5 is neither Yes (> 0.5) nor No
+    (< 0.5), so no positive counts right; the meant reading takes what the reply wrote (e = 1)."""
+    items = [pair_item(f"i{k}", f"i{k}", [f"pos {k}", f"neg {k}"], test="chrono") for k in range(3)]
+    declared = get_benchmark("velociti")
+    records = answer_offline(items, "entailment", Tied())
+    common = dict(benchmark="velociti", model="m", protocol="entailment", spec=declared.summary)
+    meant = score_records(records, **common)
+    released = score_records(records, **common, rule=declared.released)
+    # meant: e(pos) = 1 from "Yes.", e(neg) = 0.1: StrictVLE, ClassicVLE and acc(pos) 3 of 3
+    assert [values(meant)[f"overall/{m}"] for m in ("StrictVLE", "ClassicVLE", "acc(pos)")] == [(100.0, 3)] * 3
+    # released: e(pos) = 0.5: StrictVLE and acc(pos) 0 of 3, ClassicVLE 0.5 > 0.1 still 3 of 3
+    assert [values(released)[f"overall/{m}"] for m in ("StrictVLE", "ClassicVLE", "acc(pos)")] == \
+        [(0.0, 3), (100.0, 3), (0.0, 3)]
+    assert values(released)["overall/acc(neg|pos)"] == (None, 0)  # no positive right to condition on
+    assert released.released["read_differently"] == 3 and released.parse_failures == 0
+
+
+def test_a_test_only_one_reading_scores_is_reported_under_both():
+    """Every answer of the chrono test unread by the released rule ("A." is no first token A):
+    the released report still names chrono, with no value and the meant number beside, and the
+    meant report carries the released reading's empty one."""
+    items = [pair_item(f"c{k}", f"c{k}", [f"true {k}", f"false {k}"], test="chrono") for k in range(2)] + \
+        [pair_item(f"r{k}", f"r{k}", [f"true r{k}", f"false r{k}"], test="coref") for k in range(2)]
+    declared = get_benchmark("velociti")
+    template = {"true 0": "{L}.", "true 1": "{L}.", "true r0": "{L}", "true r1": "{L}"}
+    meant, released = both_ways("velociti", items, "choice", template)
+    shown = beside(released, meant)
+    chrono = shown.get("chrono/A∧B")
+    assert (chrono.value, chrono.n, chrono.extra["meant"]["value"], chrono.extra["meant"]["n"]) == (None, 0, 100.0, 2)
+    assert (shown.get("coref/A∧B").value, shown.get("coref/A∧B").n) == (100.0, 2)  # named though one test is left
+    average = next(m for m in shown.metrics if m.name.startswith("overall/average A∧B"))
+    assert average.name == "overall/average A∧B (1 of 7 tests)" and average.extra["meant"]["value"] == 100.0
+    other = beside(meant, released).get("chrono/A∧B")
+    assert (other.value, other.extra["released"]["value"], other.extra["released"]["n"]) == (100.0, None, 0)
+    assert declared.released.drops

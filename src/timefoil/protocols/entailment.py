@@ -39,9 +39,11 @@ def entailment_reading(answer: Answer, reasoning: bool = False) -> tuple[float |
     token is a Yes or No, the text concludes the same and e lies on that side of 0.5: a served
     model's "The video does not show this, so No." is No, whatever the first token's
     alternatives favour. Otherwise the text decides (e = 1 or 0), and a text that concludes
-    nothing is a parse failure. A reasoned answer is read from its conclusion only. A local
-    model read from its next-token distribution alone (``first_token`` in its meta) wrote no
-    text to disagree with: its e is the distribution's."""
+    nothing is a parse failure. A served reply whose Yes and No are exactly as likely (e = 0.5)
+    says nothing through its probabilities: what it wrote is its answer ("Yes." is e = 1). A
+    reasoned answer is read from its conclusion only. A local model read from its next-token
+    distribution alone (``first_token`` in its meta) wrote no text to disagree with: its e is
+    the distribution's."""
     probs = answer.probs or {}
     yes, no = probs.get("yes"), probs.get("no")
     if not reasoning and (answer.meta or {}).get("first_token") is not None and yes is not None and no is not None \
@@ -65,9 +67,15 @@ def rule_reading(outcome: ScoredOutcome, answer: Answer, reasoning: bool, value:
     """e as the outcome's rule reads a written answer (1 or 0, None where it reads nothing),
     counted where it differs from the meant reading. An e read from the first token's
     probabilities (a local model, a served one with log-probabilities) is what a released
-    open-model scorer reads too: it stands."""
+    open-model scorer reads too: it stands. So does a tie of those probabilities, which the
+    meant reading settles by the text: the released scorer computes e from the probabilities
+    alone and keeps 0.5, which is neither Yes (> 0.5) nor No (< 0.5)."""
     if meant.read_from == "logprobs":
         return value, meant
+    probs = answer.probs or {}
+    if not reasoning and probs.get("yes") is not None and probs.get("yes") == probs.get("no") and probs["yes"] > 0:
+        outcome.read_differently += meant.value is not None
+        return 0.5, Parsed("tie", "ok", "released")
     said = outcome.rule.verdict(conclusion(answer.raw) if reasoning else answer.raw)
     outcome.read_differently += said != meant.value
     outcome.unread |= said is None and outcome.rule.drops
