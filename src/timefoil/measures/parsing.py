@@ -9,6 +9,7 @@ is a parse failure, scored wrong and counted in a visible rate, never a guess.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -31,8 +32,12 @@ _MENTION = re.compile(r"(?<![A-Za-z0-9'’])(?<![A-Za-z]\.)(\(|\[)?([A-Za-z])([)
                       r"(?![A-Za-z0-9'’]|\.[A-Za-z]|-[A-Za-z])")
 # Words that may follow a letter used as a letter ("A is right", "B because"); any other word
 # after "A", "a" or a lower-case letter makes it a word of the sentence ("A man walks").
-_AFTER_LETTER = {"is", "was", "fits", "matches", "best", "describes", "seems", "correctly", "because", "or", "and",
-                 "nor", "vs", "versus", "since", "as", "would", "should", "must", "looks", "appears"}
+_AFTER_LETTER = {"is", "was", "are", "were", "fits", "fit", "matches", "match", "best", "describes", "describe",
+                 "seems", "seem", "correctly", "because", "or", "and", "nor", "vs", "versus", "since", "as", "would",
+                 "should", "must", "looks", "look", "appears", "appear"}
+# A capital letter after another in a list ("B and A", "B, A"): a letter too, whatever word
+# follows it ("B and a man" keeps its article)
+_LISTED_AFTER = re.compile(r"(?<![A-Za-z0-9'’])[(\[*]*([A-Z])[)\]*]*\s*(?:,|and|or|&|/|nor)\s*[(\[*]*$")
 _NAMED_BEFORE = re.compile(r"\b(?:option|caption|choice|answer|segment|letter)\s*$", re.IGNORECASE)  # "option A shows"
 _WORD_LETTERS = {"A", "I"}  # upper-case letters that are also English words
 # Phrases after which the text states its answer; the last one followed by a letter decides.
@@ -74,6 +79,8 @@ def _mentions(text: str, labels: Sequence[str]) -> list[_Mention]:
         marked = bool(opening or closing or bold or named)
         following = re.match(r"[ \t]+([A-Za-z]+)", text[match.end():])  # on the same line
         used_as_word = letter.islower() or letter in _WORD_LETTERS
+        listed_after = _LISTED_AFTER.search(text[max(0, match.start() - 16):match.start()])
+        marked = marked or bool(letter.isupper() and listed_after and listed_after.group(1) in labels)
         if used_as_word and not marked and following and following.group(1).lower() not in _AFTER_LETTER:
             continue  # "a man", "I think", "so b shows": a word of the sentence, or unsure
         negated = bool(_NEGATED_BEFORE.search(text[max(0, match.start() - 40):match.start()])
@@ -115,9 +122,16 @@ def _quoted(text: str, labels: Sequence[str], option_texts: Sequence[str]) -> st
     return longest[0] if len(longest) == 1 else None
 
 
+def compatible(raw: str | None) -> str | None:
+    """``raw`` with Unicode compatibility forms made plain: a full-width "Ｂ" or "Ｙｅｓ", as a
+    model writing in a CJK context may, is the letter or word it shows."""
+    return unicodedata.normalize("NFKC", raw) if raw else raw
+
+
 def parse_choice(raw: str | None, labels: Sequence[str] = ("A", "B"),
                  option_texts: Sequence[str] = ()) -> Parsed:
     labels = [label.upper() for label in labels]
+    raw = compatible(raw)
     if raw is None or not raw.strip():
         return Parsed(None, "empty")
     text = raw.strip()
@@ -167,6 +181,12 @@ _VERDICT = re.compile(r"\b(yes|yeah|yep|no|nope)\b", re.IGNORECASE)
 # punctuation or the end, or by a reason ("Yes because", "No the man ...").
 _STANDS = re.compile(r"^(?:[\s*\"'`]*(?:[.,!;:)\-—–]|$)|\s+(?:because|since|as|it|the|this|that|he|she|they|there|"
                      r"i|we|you|but|however)\b)", re.IGNORECASE)
+# A reply that opens with a negation standing as its answer, as a Yes or No stands: "Not
+# really.", "Not at all", "Certainly not, the man leaves" (not "Not really sure", "Not only ...")
+_NEGATION_ANSWER = re.compile(r"^[\s*\"'`]*(?:(?:absolutely|certainly|definitely|surely|probably|of course|clearly)\s+"
+                              r"not|not\s+(?:really|at all|quite|true|correct|the case|in the video))"
+                              r"(?=[\s*\"'`]*(?:[.,!;:)\-—–]|$)|\s+(?:because|since|as|the|this|that|he|she|they|there|"
+                              r"it)\b)", re.IGNORECASE)
 _PAIRED = re.compile(r"\s*(?:or|and|/)\s*(?:yes|no)\b", re.IGNORECASE)
 _YES_NO_CONCLUDES = re.compile(r"(?:final answer|answer\s*(?:is|would be|[:=])|\b(?:so|therefore|thus|hence|actually|"
                                r"wait|correction|instead|i(?:'d| would)? say))[\s:*\"'`,]*$", re.IGNORECASE)
@@ -175,14 +195,16 @@ _YES_NO_CONCLUDES = re.compile(r"(?:final answer|answer\s*(?:is|would be|[:=])|\
 def first_word_verdict(raw: str | None) -> str | None:
     """"yes" or "no" when the answer's first word is a Yes or No variant (any case, any leading
     space), the word a first-token probability describes; else None."""
-    match = re.match(r"\s*([A-Za-z]+)", raw or "")
+    match = re.match(r"\s*([A-Za-z]+)", compatible(raw) or "")
     word = match.group(1).lower() if match else ""
     return "yes" if word == "yes" else "no" if word == "no" else None
 
 
 def parse_yes_no(raw: str | None) -> Parsed:
     """The Yes or No the answer concludes with. Verdicts that disagree ("Yes. Actually, no.")
-    are settled by a concluding phrase; without one they are a parse failure."""
+    are settled by a concluding phrase; without one they are a parse failure. A reply that is a
+    negation with no Yes or No in it ("Not really.", "Absolutely not") is No."""
+    raw = compatible(raw)
     if raw is None or not raw.strip():
         return Parsed(None, "empty")
     verdicts = []  # (value, concluded) of each Yes/No that stands as an answer
@@ -194,7 +216,7 @@ def parse_yes_no(raw: str | None) -> Parsed:
             value = "yes" if match.group(1).lower() in _YES else "no"
             verdicts.append((value, bool(_YES_NO_CONCLUDES.search(raw[:match.start()]))))
     if not verdicts:
-        return Parsed(None, "unparseable")
+        return Parsed("no", "ok") if _NEGATION_ANSWER.match(raw) else Parsed(None, "unparseable")
     values = {value for value, _ in verdicts}
     if len(values) == 1:
         return Parsed(values.pop(), "ok")
