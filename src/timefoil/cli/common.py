@@ -17,6 +17,7 @@ from ..execution.store import StoreWriteError
 from ..protocols import PROTOCOLS
 from ..protocols.readings import MEANT, READINGS
 from ..video.decode import VideoError
+from .entry import Interrupted, caused_by_ctrl_c
 
 
 reading_option = click.option(
@@ -52,15 +53,19 @@ class Failure(click.ClickException):
 
 
 def guard(fn):
-    """Known failures become one clear line, never a traceback."""
+    """Known failures become one clear line, never a traceback; an error a Ctrl-C caused (Python
+    3.11 turns one raised in a class's __set_name__ into a RuntimeError) is the Ctrl-C."""
     def wrapped(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (RunError, StoreWriteError, DataError, VideoError, ValueError, FileNotFoundError, ImportError) as exc:
-            raise Failure(redact(str(exc))) from None
         except click.ClickException:
             raise
         except Exception as exc:
+            if caused_by_ctrl_c(exc):
+                raise Interrupted() from None
+            if isinstance(exc, (RunError, StoreWriteError, DataError, VideoError, ValueError, FileNotFoundError,
+                                ImportError)):
+                raise Failure(redact(str(exc))) from None
             if os.environ.get("TIMEFOIL_DEBUG"):
                 raise
             raise Failure(redact(f"unexpected {type(exc).__name__}: {exc} (set TIMEFOIL_DEBUG=1 for the traceback)")) \

@@ -73,10 +73,24 @@ def run() -> None:
                 _signal.signal(_signal.SIGINT, _said_and_ended)
     except (KeyboardInterrupt, Interrupted):
         _interrupted()
-    except SystemExit:
-        if _seen:  # the command ended although a Ctrl-C came: its KeyboardInterrupt was swallowed
+    except BaseException:
+        # the command ended although a Ctrl-C came: its KeyboardInterrupt was swallowed on its way,
+        # or became another error (Python 3.11 turns one raised in a class's __set_name__, as a
+        # module is imported, into a RuntimeError)
+        if _seen:
             _interrupted()
         raise
+
+
+def caused_by_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by, or while handling, a Ctrl-C."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, (KeyboardInterrupt, Interrupted)):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _interrupted() -> None:
