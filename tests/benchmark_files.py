@@ -252,3 +252,50 @@ def vinoground_with_videos(root):
             write_video(os.path.join(root, "vinoground_videos", f"{n}_{s}.mp4"),
                         [np.full((16, 16, 3), 40 * k + 10 * t, np.uint8) for t in range(12)], 6)
     return str(root)
+
+
+# -- the five papers' benchmarks, small, with their videos ------------------------------------------
+def _write_referenced_videos(benchmark: str, root: str) -> int:
+    """A small clip at every path ``benchmark``'s items refer to, long enough for its window."""
+    written = 0
+    for item in get_benchmark(benchmark).load(root):
+        for ref in item.videos:
+            for part in ref.parts or (ref,):
+                if os.path.exists(part.path):
+                    continue
+                seconds = int((part.end or 4) + 2)
+                os.makedirs(os.path.dirname(part.path), exist_ok=True)
+                shade = (written * 37) % 200
+                write_video(part.path, [np.full((16, 16, 3), shade + t % 40, np.uint8) for t in range(4 * seconds)], 4)
+                written += 1
+    return written
+
+
+def five_benchmarks(root) -> str:
+    """``root/<benchmark>`` for the five papers' benchmarks, each in its published layout with a
+    handful of items and tiny videos: what ``prepare --dest root/<benchmark>`` and the videos
+    leave."""
+    root = str(root)
+    vinoground_with_videos(os.path.join(root, "vinoground"))
+    tb = os.path.join(root, "temporalbench")
+    os.makedirs(tb)
+    videos = [f"short_video/COIN/v{n}_start_0_end_5.mp4" for n in range(2)]
+    records = [tb_question(f"{v}_{k}", v, "action order", f"the man opens it {n}", f"the man shuts it {n} {k}",
+                           "AB"[k % 2]) for n, v in enumerate(videos) for k in range(2)]
+    with open(os.path.join(tb, "temporalbench_short_qa.json"), "w") as handle:
+        json.dump(records, handle)
+    vitatecs_slice(os.path.join(root, "vitatecs"), rows=1)
+    velociti_fixture(os.path.join(root, "velociti"), [
+        {"test_name": test, "video_id": f"clip{n}", "pos": f"he sits then runs {n}", "neg": f"he runs then sits {n}"}
+        for n, test in enumerate(("chrono", "coref", "agent_bind"))])
+    vilma = os.path.join(root, "vilma")
+    os.makedirs(vilma)
+    rng = random.Random(5)
+    with open(os.path.join(vilma, "counting-easy-spelled-sec.json"), "w") as handle:
+        json.dump({f"counting-{n}": _vilma_record(rng, "counting-easy-spelled-sec.json", n) for n in range(3)}, handle)
+    for name in PAPER_NAMES:
+        _write_referenced_videos(name, os.path.join(root, name))
+    return root
+
+
+PAPER_NAMES = ("vinoground", "temporalbench", "vitatecs", "velociti", "vilma")

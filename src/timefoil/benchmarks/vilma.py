@@ -180,7 +180,7 @@ BENCHMARK = Benchmark(
     quoted=paper_rows("similarity", "Table 2", ("overall/average P+T",), {
         "Video-LLaMA": (57.3,), "BLIP-2": (57.5,), "InternVideo": (54.2,), "CLIP": (52.9,),
         "GPT-2 (text only)": (26.2,), "OPT (text only)": (30.6,), "random": (23.8,)}),
-    obtain="annotation files: the ViLMA repository's data/*.json; videos under videos/ (QUVA, Something-Something "
-           "v2, STAR, VidSitu by file name; YouTube clips with --youtube)",
+    obtain="annotation files: data/*.json of github.com/ilkerkesen/ViLMA, into this folder; videos under videos/ "
+           "(QUVA, Something-Something v2, STAR, VidSitu by file name; YouTube clips with --youtube)",
     released=RELEASED_READING,
 )

@@ -68,7 +68,7 @@ BENCHMARK = Benchmark(
         "X-CLIP": (65.2,), "CLIP4Clip": (65.3,), "BLIP-large": (64.1,), "human": (94.3,)})
     + paper_rows("retrieval", "Table 7", tuple(f"overall/average R@10 {row}" for row in RECALL_ROWS), {
         "ALPRO (zero-shot)": (41.4, 37.5, 39.4), "CLIP4Clip (MSR-VTT)": (66.9, 57.5, 62.2)}),
-    obtain="annotation files: the VITATECS repository's data/<Aspect>.jsonl; videos: MSR-VTT and VATEX test sets "
-           "under videos/MSRVTT/ and videos/VATEX/",
+    obtain="annotation files: data/<Aspect>.jsonl of github.com/lscpku/VITATECS, into this folder; videos: the "
+           "MSR-VTT and VATEX test sets under videos/MSRVTT/ and videos/VATEX/",
     released=RELEASED_READING,
 )

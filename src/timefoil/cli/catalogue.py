@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
-from ..benchmarks import BENCHMARKS
+from ..benchmarks import BENCHMARKS, DataError
 from ..models import MODELS
 from ..protocols import PROTOCOLS
 from .app import main
-from .common import ProtocolChoice, guard, key_values
+from .common import Failure, ProtocolChoice, guard, key_values
 
 
 # Metrics every protocol gets from the structure of the items; each protocol adds its own.
@@ -100,15 +101,32 @@ def generate(benchmark: str, out: str, per_family: int, seed: int) -> None:
 @click.option("--bench-arg", multiple=True, help="loader option key=value")
 @guard
 def prepare(benchmark, dest, no_download, youtube, bench_arg):
-    """Fetch a benchmark's published files, then list the videos still missing."""
+    """Fetch a benchmark's published files, then list the videos still missing. BENCHMARK "all":
+    the five papers' benchmarks, each into DEST/<benchmark> (what run --data-root reads)."""
+    from ..commands.papers import PAPERS
     from ..commands.prepare import prepare as run_prepare
 
-    report = run_prepare(benchmark, dest, download=not no_download, youtube=youtube,
-                         **key_values(bench_arg, "--bench-arg"))
+    if benchmark != "all":
+        return _prepared(run_prepare(benchmark, dest, download=not no_download, youtube=youtube,
+                                     **key_values(bench_arg, "--bench-arg")))
+    failed = []
+    for name in PAPERS:  # one that cannot be fetched is one line; the others are still prepared
+        click.echo(f"{name}:")
+        try:
+            _prepared(run_prepare(name, os.path.join(dest, name), download=not no_download, youtube=youtube))
+        except DataError as exc:
+            click.echo(f"  {exc}", err=True)
+            failed.append(name)
+    if failed:
+        raise Failure(f"{len(failed)} of {len(PAPERS)} benchmarks not ready ({', '.join(failed)}): each line above "
+                      "says where its files come from")
+
+
+def _prepared(report) -> None:
     for note in report.notes:
         click.echo(note)
     if report.downloaded:
-        click.echo(f"downloaded {len(report.downloaded)} files into {dest}")
+        click.echo(f"downloaded {len(report.downloaded)} files into {report.dest}")
     click.echo(f"{report.referenced} videos referenced, {len(report.missing)} missing")
     for path in report.missing[:20]:
         click.echo(f"  missing {path}")

@@ -27,6 +27,8 @@ from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, ke
 @click.option("--model", "model_spec", required=True, help="e.g. random, constant, bag-of-frames")
 @click.option("--model-arg", multiple=True, help="adapter option key=value (repeatable)")
 @click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
+@click.option("--data-root", type=click.Path(file_okay=False),
+              help="a folder holding each benchmark's files as DIR/<benchmark> (what prepare --dest writes)")
 @click.option("--protocol", type=ProtocolChoice())
 @click.option("--frames", help="frames per video, or a list (1,2,4,8: one run per value); default: the benchmark's")
 @click.option("--fps", type=FiniteRange(min=0, min_open=True, max=1000),
@@ -63,10 +65,21 @@ from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, ke
 @reading_option
 @guard
 def run_cmd(benchmark: str, out: str, **flags) -> None:
-    """Evaluate a model on a benchmark (rerun the same command to resume)."""
+    """Evaluate a model on a benchmark (rerun the same command to resume). BENCHMARK may name
+    several, joined by commas, or be "all" (the five papers' benchmarks): each is read from
+    --data-root DIR/<benchmark> into OUT/<benchmark>-<protocol>, the model loaded once; options
+    for one of them go as --bench-arg NAME.KEY=VALUE (NAME.protocol=choice, NAME.subset=paper)."""
+    from ..commands.papers import benchmarks_named
     from ..execution.sharding import Shard
     from ..reports.report import load_scored, print_runs
 
+    names = benchmarks_named(benchmark)
+    if names is not None:
+        return _run_papers(names, out, flags)
+    if flags["data_root"]:
+        if flags["data_dir"]:
+            raise click.BadParameter("give --data or --data-root, not both")
+        flags["data_dir"] = os.path.join(flags["data_root"], benchmark)
     part = Shard.parse(flags["shard"]) if flags["shard"] else None
     ray, samplings, config = _ray(flags), _samplings(benchmark, flags), _config(benchmark, flags)
     refuse_output_inside(out, [config.data_dir])
@@ -86,6 +99,42 @@ def run_cmd(benchmark: str, out: str, **flags) -> None:
         click.echo(redact(summary), err=True)  # the command line may hold a key in the model's URL
         if too_many_failed(reports, flags["max_error_rate"]):
             sys.exit(EXIT_FAILED_REQUESTS)
+
+
+def _run_papers(names: list[str], out: str, flags: dict) -> None:
+    """Several benchmarks with one model load (commands/papers.py); a benchmark whose data is
+    missing is one line and skipped, and the exit code says so once the others are done."""
+    from ..commands.papers import plan_papers, run_papers
+    from ..reports.report import load_scored, print_runs
+
+    if flags["data_dir"] or not flags["data_root"]:
+        raise click.BadParameter("several benchmarks are read from --data-root DIR (DIR/<benchmark> each), not --data")
+    if flags["shard"]:
+        raise click.BadParameter("--shard splits one benchmark's run: give one benchmark")
+    refuse_output_inside(out, [flags["data_root"]])
+    base = replace(_config(names[0], {**flags, "bench_arg": ()}), data_dir=None)
+    plan = plan_papers(names, base, flags["data_root"], out, key_values(flags["bench_arg"], "--bench-arg"),
+                       lambda name: _samplings(name, flags))
+    for line in plan.skipped:
+        click.echo(f"timefoil: skipped {line}", err=True)
+
+    def finished(planned, runner, report) -> None:
+        for line in _notes(runner, report, None):
+            click.echo(f"{planned.run_dir}: {line}", err=True)
+
+    done = run_papers(plan, flags["model_spec"], base.model_args, cache_dir=flags["cache_dir"], on_done=finished,
+                      retry_errors=flags["retry_errors"], threads=flags["threads"], ray=_ray(flags),
+                      progress=not flags["no_progress"] and sys.stderr.isatty())
+    print_runs([load_scored(planned.run_dir, flags["reading"]) for planned, _ in done])
+    reports = [report for _, report in done]
+    summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
+    if summary:
+        click.echo(redact(summary), err=True)
+    if plan.skipped:
+        raise Failure(f"{len(plan.skipped)} of {len(names)} benchmarks skipped "
+                      f"({', '.join(line.split(':')[0] for line in plan.skipped)}); the others are in {out}")
+    if summary and too_many_failed(reports, flags["max_error_rate"]):
+        sys.exit(EXIT_FAILED_REQUESTS)
 
 
 def _config(benchmark: str, flags: dict) -> RunConfig:

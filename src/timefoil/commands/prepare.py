@@ -22,12 +22,17 @@ class PrepareReport:
 
 def download_from_hub(repo_id: str, dest: str) -> list[str]:
     """Snapshot of the benchmark's dataset repository; honours HF_TOKEN, HF_HOME and
-    HF_HUB_OFFLINE like every Hugging Face tool."""
+    HF_HUB_OFFLINE like every Hugging Face tool. A failure is one line naming the dataset."""
     try:
         from huggingface_hub import snapshot_download
     except ImportError:
         raise DataError("downloading needs huggingface_hub: pip install 'timefoil[hub]'") from None
-    path = snapshot_download(repo_id=repo_id, repo_type="dataset", local_dir=dest)
+    try:
+        path = snapshot_download(repo_id=repo_id, repo_type="dataset", local_dir=dest)
+    except Exception as exc:  # offline, no access, a gated dataset: said, with what to do
+        first = " ".join(str(exc).split()).split(". ")[0][:200] or type(exc).__name__
+        raise DataError(f"could not download the Hugging Face dataset {repo_id} into {dest} ({first}); with "
+                        "network and, for a gated dataset, HF_TOKEN, run the same command again") from None
     return sorted(os.path.relpath(os.path.join(r, f), path) for r, _, fs in os.walk(path) for f in fs)
 
 
@@ -54,6 +59,14 @@ def cut_from_youtube(path: str, source: dict) -> bool:
     return subprocess.run(command, capture_output=True, timeout=600).returncode == 0 and os.path.exists(path)
 
 
+def where_from(benchmark: str) -> str:
+    """Where a benchmark's files come from, for the line that says they are missing."""
+    bench = get_benchmark(benchmark)
+    if bench.hub_dataset:
+        return f"they come from the Hugging Face dataset {bench.hub_dataset}: timefoil prepare {benchmark} --dest DIR"
+    return f"get them by hand: {bench.obtain}" if bench.obtain else "see docs/benchmarks.md"
+
+
 def prepare(benchmark: str, dest: str, *, download: bool = True, youtube: bool = False, **options) -> PrepareReport:
     bench = get_benchmark(benchmark)
     report = PrepareReport(benchmark, dest)
@@ -62,7 +75,10 @@ def prepare(benchmark: str, dest: str, *, download: bool = True, youtube: bool =
         report.downloaded = download_from_hub(bench.hub_dataset, dest)
     elif bench.obtain:
         report.notes.append(bench.obtain)
-    items = bench.load(dest, **typed_options(bench.load, options, f"{benchmark} option"))
+    try:
+        items = bench.load(dest, **typed_options(bench.load, options, f"{benchmark} option"))
+    except DataError as exc:  # the files are not there (yet): say where they come from
+        raise DataError(f"{exc}; {where_from(benchmark)}") from None
     files = _video_files(items)
     report.referenced = len(files)
     for path, source in sorted(files.items()):

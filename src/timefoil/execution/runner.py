@@ -32,9 +32,11 @@ from .stored import score_run
 class Runner:
     def __init__(self, plan: RunPlan | RunConfig, run_dir: str, *, cache_dir: str | None = None,
                  model: Model | None = None, progress: bool = True, retry_errors: bool = False,
-                 threads: int | None = None, ray: RayOptions | None = None):
+                 threads: int | None = None, ray: RayOptions | None = None, loaded_from_spec: bool = False):
         """``plan``: what to answer (a configuration is planned first, whole). ``ray``: answer on a
-        Ray cluster, one model replica per worker (``model``, when given, is copied to each)."""
+        Ray cluster, one model replica per worker (``model``, when given, is copied to each).
+        ``loaded_from_spec``: the given model is the configuration's spec loaded once for several
+        runs; run.json names where it came from as a run that loaded it itself would."""
         self.threads = apply_threads(threads)  # before the model loads: loading runs on them too
         self.plan = plan if isinstance(plan, RunPlan) else plan_run(plan, check_specs=model is None)
         self.config, self.protocol = self.plan.config, self.plan.protocol
@@ -56,7 +58,8 @@ class Runner:
             if self.config.judge else None
         self.kept_errors = 0
         self.origins = {"benchmark": BENCHMARKS.origin(self.config.benchmark),
-                        "model": MODELS.origin(self.config.model.partition(":")[0]) if model is None else
+                        "model": MODELS.origin(self.config.model.partition(":")[0])
+                        if model is None or loaded_from_spec else
                         {"name": self.config.model, "from": "given", "class": qualified_name(model)},
                         **({"judge": MODELS.origin(self.config.judge.partition(":")[0])} if self.config.judge else {})}
         self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
