@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .base import FrameSource, Model, fingerprint_of
+from .hub import SpecError, check_source
 from ..core.options import typed_options
 from ..core.registry import Registry, said
 from .reference import BagOfFramesModel, ConstantModel, RandomModel
@@ -60,6 +61,7 @@ def _hf(arg: str | None, options: dict, cache_dir: str) -> Model:
     if not arg:
         raise ValueError("hf models are named hf:<hub id or folder>")
     require("hf", "torch", "transformers")
+    check_source("hf", arg, options.get("revision"))  # before torch loads: a typo is said at once
     from ..core.weights import quiet_transformers
     from .local.hf_generative import HFGenerative
 
@@ -71,6 +73,7 @@ def _clip(arg: str | None, options: dict, cache_dir: str) -> Model:
     if not arg:
         raise ValueError("contrastive models are named clip:<hub id or folder> (CLIP, SigLIP, X-CLIP)")
     require("hf", "torch", "transformers", "PIL")
+    check_source("clip", arg)
     from .local.contrastive import Contrastive
 
     return Contrastive(arg, **typed_options(Contrastive, options))
@@ -189,6 +192,6 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
 
 load_plugins()  # last: a plugin imports this module's names while it loads
 
-__all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "ModelLoader", "check_model_spec", "fingerprint_of",
-           "load_model",
+__all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "ModelLoader", "SpecError", "check_model_spec",
+           "fingerprint_of", "load_model",
            "load_plugins", "register", "require"]
