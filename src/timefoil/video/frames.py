@@ -27,11 +27,15 @@ class Frames:
     array: np.ndarray  # uint8 [n, height, width, 3]
     entries: tuple  # (part, index) or None (black) per frame, after ablations
     degenerate: bool = False
-    times: tuple = ()  # seconds from the start of the shown timeline, per frame, after ablations
+    times: tuple = ()  # seconds from the window's first frame (of the shown timeline), per frame, after ablations
     sampled_fps: float | None = None  # the rate of the sampling (frames per second of timeline)
     rate_guessed: bool = False  # a source without timestamps: its frame rate, so the times, are guesses
     rotations: tuple = ()  # per source: degrees its frames were turned to be shown upright (display matrix)
     decoded: tuple = ()  # per source: how its frames were decoded (seek or not, frames skipped or not)
+    # per source: (its frame rate, the window's first frame index, the index past its last, the
+    # file's frame count); a frame of index i was taken i / rate seconds into the file and
+    # (i - first) / rate into the window. Empty for frames that come from no file (``frames_of``)
+    windows: tuple = ()
 
 
 @dataclass
@@ -105,7 +109,9 @@ class FrameStore:
                 return self._memory[key]
         stored = self.disk.load(key, lambda layout: _check_layout(layout, sampling, self.max_pixels)) \
             if self.disk else None
-        if stored is None:
+        if stored is None or "windows" not in stored[1]:
+            # an entry written before frames carried their windows: its times cannot be counted from
+            # the file, so it is a miss, decoded again and stored over
             return None
         try:
             sample = _sample_from(*stored, sampling, sources)
@@ -125,7 +131,7 @@ class FrameStore:
                                  "times": np.asarray(sample.times, dtype=np.float64)},
                            {"degenerate": sample.degenerate, "rate": sample.sampled_fps,
                             "rate_guessed": sample.rate_guessed, "rotations": list(sample.rotations),
-                            "decoded": list(sample.decoded)})
+                            "decoded": list(sample.decoded), "windows": [list(w) for w in sample.windows]})
         return sample
 
     def _remember(self, key: str, sample: Frames) -> None:
@@ -170,14 +176,18 @@ class FrameStore:
         black = np.zeros((height, width, 3), np.uint8)
         array = np.stack([black if e is None else per_part[e[0]][e[1]] for e in plan.entries])
         times, rate = frame_times(plan.entries, parts, sampling, ref.gap)
+        windows = tuple((part.fps, part.first, part.stop, info.n_frames) for part, info in zip(parts, infos))
         return Frames(array, tuple(plan.entries), plan.degenerate, tuple(times), rate,
-                      any(i.rate_guessed for i in infos), tuple(i.rotation for i in infos), tuple(decoded))
+                      any(i.rate_guessed for i in infos), tuple(i.rotation for i in infos), tuple(decoded), windows)
 
 
 def frame_times(entries, parts, sampling: Sampling, gap: float = 0.0) -> tuple[list[float], float]:
     """Each planned frame's time in seconds on the shown timeline (clip, black gap, clip), and
     the sampling rate: the asked fps when every asked frame was kept, else frames per second
-    of timeline. A black frame sits in the middle of the gap."""
+    of timeline. A clip's time counts from its window's first frame, the first at or after the
+    window's start (frame i of a window from frame ``first`` at ``fps``: (i - first) / fps, as a
+    processor given the index i - first and the rate computes it). A black frame sits in the
+    middle of the gap."""
     durations = [part.length / part.fps for part in parts]
     offsets = [0.0] + ([durations[0] + gap] if len(parts) > 1 else [])
     span = sum(durations) + (gap if len(parts) > 1 else 0.0)
@@ -256,7 +266,7 @@ def _check_plan(entries: tuple, sources: int) -> None:
 def _facts_of(facts: dict, sources: int) -> dict:
     """The facts a decode records, checked: whether degenerate, the rate (positive, finite),
     whether guessed, one rotation per source, how each decoded source was decoded."""
-    rate, rotations, decoded = facts["rate"], facts["rotations"], facts["decoded"]
+    rate, rotations, decoded, windows = facts["rate"], facts["rotations"], facts["decoded"], facts["windows"]
     if not isinstance(facts["degenerate"], bool) or not isinstance(facts["rate_guessed"], bool):
         raise ValueError("degenerate or rate_guessed that is not true or false")
     if type(rate) not in (int, float) or not 0 < rate < math.inf:
@@ -265,8 +275,21 @@ def _facts_of(facts: dict, sources: int) -> dict:
         raise ValueError(f"rotations {rotations!r} of {sources} video(s)")
     if not isinstance(decoded, list) or len(decoded) > sources or not all(isinstance(how, str) for how in decoded):
         raise ValueError(f"decodes {decoded!r} of {sources} video(s)")
+    if not isinstance(windows, list) or len(windows) != sources or not all(_is_window(w) for w in windows):
+        raise ValueError(f"windows {windows!r} of {sources} video(s)")
     return {"degenerate": facts["degenerate"], "sampled_fps": float(rate), "rate_guessed": facts["rate_guessed"],
-            "rotations": tuple(int(r) for r in rotations), "decoded": tuple(decoded)}
+            "rotations": tuple(int(r) for r in rotations), "decoded": tuple(decoded),
+            "windows": tuple((float(w[0]), int(w[1]), int(w[2]), int(w[3])) for w in windows)}
+
+
+def _is_window(window) -> bool:
+    """(rate, first, stop, frames) as a decode records a source's window: a positive finite rate
+    and 0 <= first < stop <= frames, whole numbers."""
+    if not isinstance(window, list) or len(window) != 4 or type(window[0]) not in (int, float):
+        return False
+    rate, first, stop, total = window
+    return (0 < rate < math.inf and all(type(n) is int for n in (first, stop, total))
+            and 0 <= first < stop <= total)
 
 
 __all__ = ["FrameStore", "Frames", "FrameStats", "VideoError", "content_key", "frames_asked"]

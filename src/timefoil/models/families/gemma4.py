@@ -130,8 +130,9 @@ class Gemma4Builder(VisionBuilder):
         out = []
         for count in counts:
             times = list(timing.times) or [i / timing.sampled_fps for i in range(self._frames_shown)]
-            # the official processor's times: each frame's index at the sampling rate, / the rate
-            seconds = [(t * timing.sampled_fps) / timing.sampled_fps for t in times]
+            # the official processor's times: index / fps of the metadata timefoil gives it
+            # (hf_inputs.video_metadata), which is the frame's time itself
+            seconds = list(times)
             if not seconds or count % len(seconds):
                 raise ValueError(f"Gemma 4 writes one time per frame: {len(seconds)} frame times cannot share "
                                  f"{count} soft tokens")

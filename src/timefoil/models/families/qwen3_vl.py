@@ -73,8 +73,9 @@ class Qwen3Builder(QwenBuilder):
         for count in counts:
             patches = self._temporal_patches
             times = list(timing.times) or [i / timing.sampled_fps for i in range(patches * self.temporal_patch_size)]
-            # the times as the official processor computes them from (index, fps) metadata: index / fps
-            seconds = [(t * timing.sampled_fps) / timing.sampled_fps for t in times]
+            # the times as the official processor computes them from the metadata timefoil gives
+            # it (hf_inputs.video_metadata: index / fps, which is the frame's time itself)
+            seconds = list(times)
             seconds += [seconds[-1]] * (-len(seconds) % self.temporal_patch_size)
             per_patch = count // patches
             text = ""

@@ -97,14 +97,14 @@ def longest_edge_size(height: int, width: int, longest: int) -> tuple[int, int]:
 
 def frame_seconds(count: int, timing: Timing | None) -> list[float]:
     """Each frame's time as the official processor computes it from the metadata timefoil gives
-    it (the frame's index at the sampling rate, times / rate): index / rate."""
+    it (hf_inputs.video_metadata): index / fps, which is the frame's time itself."""
     if timing is None or not timing.sampled_fps > 0:
         raise ValueError("SmolVLM2 needs the times of the sampled frames")
     fps = timing.sampled_fps
     times = list(timing.times) or [i / fps for i in range(count)]
     if len(times) != count:
         raise ValueError(f"SmolVLM2 is shown {count} frames with {len(times)} times")
-    return [(t * fps) / fps for t in times]
+    return list(times)
 
 
 @dataclass

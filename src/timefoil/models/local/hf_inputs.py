@@ -20,6 +20,7 @@ import numpy as np
 from ...video.frames import Frames
 from ..families import FAMILIES, INPUT_KINDS, TIME_ORIGINS, build_vision, family_spec, taking
 from ..video_inputs import Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template
+from .hf_open import STATES_WHEN, TIMES, refuse_frameless
 
 PREPROCESS = ("auto", "timefoil", "official")  # auto: timefoil's for a family in the table, else official
 VIDEO_AS = ("auto", *INPUT_KINDS)  # auto: the family's first (video where it takes video)
@@ -36,7 +37,11 @@ def torchvision_imports() -> bool:
     return True
 
 
-def official_processor(path: str, revision: str | None = None, trust_remote_code: bool = False):
+def official_processor(path: str, revision: str | None = None, trust_remote_code: bool = False,
+                       open_path: str | None = None):
+    """The folder's own processor, pads on the left. ``open_path``: the architecture, where it is
+    shown through its own processor because timefoil builds no inputs for it (so there is no
+    preprocess option to drop when a piece it needs is missing)."""
     from transformers import AutoProcessor
 
     kwargs = {**({"revision": revision} if revision else {}),
@@ -46,9 +51,15 @@ def official_processor(path: str, revision: str | None = None, trust_remote_code
     except ImportError as exc:
         # transformers' message runs over several lines: keep its first sentence
         reason = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
-        raise ImportError(f"the official processor of {path} cannot be built here ({reason}); drop "
-                          "preprocess=official to use timefoil's own preprocessing, which needs no torchvision"
-                          ) from None
+        if open_path is None:
+            raise ImportError(f"the official processor of {path} cannot be built here ({reason}); drop "
+                              "preprocess=official to use timefoil's own preprocessing, which needs no torchvision"
+                              ) from None
+        missing = "torchvision" if "torchvision" in reason.lower() else "the package it names"
+        raise ImportError(f"{open_path} is shown through its own processor (timefoil builds no inputs for it), which "
+                          f"cannot be built here ({reason}); install {missing}"
+                          + (" (the build that matches the installed torch, e.g. pip install torchvision)"
+                             if missing == "torchvision" else "") + " to run it") from None
     # a batch's answers are read at its last position: pads must come first (most processors'
     # tokenizers pad on the right by default, so a shorter prompt's answer was read at a pad)
     getattr(processor, "tokenizer", processor).padding_side = "left"
@@ -83,7 +94,10 @@ class InputEncoder:
         self.check: dict[str, Any] | None = None  # the first batch compared with the official processor
         self._pixels: dict = {}  # the last video's pixels, reused by the next batch that shows it
         if vision and processor is None and preprocess == "official":
-            self.processor = official_processor(path, revision, trust_remote_code)
+            self.processor = official_processor(path, revision, trust_remote_code,
+                                                open_path=model_type if self.open else None)
+        if self.open:
+            refuse_frameless(model_type, self.processor)
         if video_as == "auto":
             video_as = self.family.inputs[0] if self.family else self._open_input()
         elif self.open and video_as == "video" and self._open_input() != "video":
@@ -107,9 +121,11 @@ class InputEncoder:
 
     def _time_origin(self, asked: str | None) -> str | None:
         """What the times written into the prompt count from; None where none are written (only
-        a family that writes timestamps, or a model shown through its official processor, may
-        write them; Qwen2.5-VL's second_per_grid_ts is a span, the same from either origin)."""
-        states_time = self.vision and (self.family is None or self.family.time == "text_timestamps")
+        a family that writes timestamps, or an open-path architecture whose processor writes
+        when each frame was taken (``TIMES``); a span such as Qwen2.5-VL's second_per_grid_ts,
+        or a video's length, is the same from either origin)."""
+        states_time = self.vision and (self.family.time == "text_timestamps" if self.family
+                                       else TIMES.get(self.model_type) in STATES_WHEN)
         if asked is not None and asked not in TIME_ORIGINS:
             raise ValueError(f"time_origin must be one of {', '.join(TIME_ORIGINS)}, got {asked!r}")
         if asked is not None and not states_time:
@@ -121,10 +137,19 @@ class InputEncoder:
 
     def timeline(self, frames: Frames, window_start: float | None) -> Frames:
         """The frames with their times counted from the chosen origin: ``Frames.times`` count from
-        the window's start; from the file's, each is later by the window's start."""
-        if self.time_origin != "file" or not window_start or not frames.times:
+        the window's first frame; from the file's, each is its index in the file / the file's
+        rate (``file_times``)."""
+        if self.time_origin != "file" or not frames.times:
             return frames
-        return dataclasses.replace(frames, times=tuple(t + window_start for t in frames.times))
+        return dataclasses.replace(frames, times=file_times(frames, window_start))
+
+    @property
+    def times_told(self) -> str | None:
+        """How the processor is told when the frames were taken (the kinds of ``TIMES``): a
+        family by its table entry, an open-path architecture by ``TIMES``."""
+        if self.family is not None:
+            return {"text_timestamps": "indices", "second_per_grid_ts": "span"}.get(self.family.time)
+        return TIMES.get(self.model_type)
 
     def fingerprint(self) -> dict:
         if not self.vision:
@@ -134,6 +159,8 @@ class InputEncoder:
                 # the processor's code is transformers': another release may build other inputs
                 **({"transformers": _transformers_version()} if self.preprocess == "official" else {}),
                 **({"time_origin": self.time_origin} if self.time_origin else {}),
+                # the metadata its own processor is given (the open path), the times a family is told
+                **({"frame_times": FRAME_TIMES} if self.open or self.time_origin else {}),
                 **({"second_per_grid_ts": SPAN_RULE} if self.family and self.family.time == "second_per_grid_ts"
                    else {})}
 
@@ -193,15 +220,17 @@ class InputEncoder:
             images = [[Image.fromarray(frame) for frame in array] for array in arrays]
             return dict(processor(text=texts, images=images, return_tensors="pt", padding=True,
                                   add_special_tokens=special))
-        # each frame's index at the sampling rate, from its real time: a processor that writes times
-        # into the prompt (Qwen3-VL: index / fps) writes the times the frames were taken at
-        metadata = [{"total_num_frames": len(f.array), "fps": f.sampled_fps,
-                     "frames_indices": [t * f.sampled_fps for t in f.times] if f.times else list(range(len(f.array)))}
-                    for f in frames if f is not None]
+        # metadata from which the processor computes the times the frames were taken at (Qwen3-VL:
+        # index / fps), counted from the chosen origin
+        told = self.times_told
+        metadata = [video_metadata(f, self.time_origin, told) for f in frames if f is not None]
         # the frames are timefoil's sampling: a processor that samples by default (Qwen3-VL: 2 fps,
         # at least 4 frames) must not thin them again
+        rate = {"fps": metadata[0]["sampled_fps"]} if told == "fps" else {}
+        for entry in metadata:
+            entry.pop("sampled_fps")
         return dict(processor(text=texts, videos=arrays, video_metadata=metadata, do_sample_frames=False,
-                              return_tensors="pt", padding=True, add_special_tokens=special))
+                              return_tensors="pt", padding=True, add_special_tokens=special, **rate))
 
     def _compare_with_official(self, texts, frames, batch) -> None:
         """Build the first batch again with the official processor; a difference is a warning
@@ -256,11 +285,64 @@ def _transformers_version() -> str:
     return transformers.__version__
 
 
+# what a fingerprint says of the times: each frame's index in its source / the source's rate
+FRAME_TIMES = "source index / source fps, from the window's first frame or the file's"
+
+
+def file_times(frames: Frames, window_start: float | None) -> tuple:
+    """Each frame's time from the start of its file: its index in the file / the file's rate,
+    as a processor given the frame's index in the file computes it (a window from 9.98 s of a
+    30 fps file starts with frame 300, at 10.0 s). Frames of no file or of two (a
+    concatenation) have no such index: theirs are later by the window's start."""
+    if len(frames.windows) == 1 and None not in frames.entries:
+        rate = frames.windows[0][0]
+        return tuple(index / rate for _, index in frames.entries)
+    return tuple(t + (window_start or 0.0) for t in frames.times)
+
+
+def video_metadata(frames: Frames, origin: str | None, told: str | None) -> dict:
+    """The ``video_metadata`` a processor is given for ``frames``, from which it computes the
+    times the frames were taken at, counted from ``origin`` ("file", else the window's first
+    frame), as ``told`` (a kind of ``TIMES``, or "span" for Qwen2.5-VL's second_per_grid_ts) says
+    it reads them; "sampled_fps" is the sampling rate, for a processor told by its fps argument.
+
+    - frames of one file: its rate and each frame's index in it (from the window's first frame
+      or the file's), the frames up to the window's end, as the model card's decoded metadata
+      says (a processor computes index / fps: the time of the frame);
+    - frames of no file or of two: their times as indices at 1 frame per second (index / fps is
+      the time, exactly);
+    - milliseconds: each time in whole milliseconds at 1000 frames per second;
+    - span: indices at the sampling rate, as many frames as shown (its sampled_fps, frames
+      shown / frames x fps, is then the sampling rate, whose span the family's builder writes);
+    - duration: also the window's length (frames / rate of the file, else frames / sampling rate)."""
+    count = len(frames.array)
+    rate = frames.sampled_fps or 1.0
+    times = list(frames.times) or [i / rate for i in range(count)]
+    if told == "span":
+        return {"total_num_frames": count, "fps": rate, "frames_indices": [t * rate for t in times],
+                "sampled_fps": rate}
+    if told == "milliseconds":
+        return {"total_num_frames": count, "fps": 1000.0, "frames_indices": [round(t * 1000) for t in times],
+                "sampled_fps": rate}
+    if len(frames.windows) == 1 and None not in frames.entries:
+        fps, first, stop, total = frames.windows[0]
+        origin_index = 0 if origin == "file" else first
+        metadata = {"total_num_frames": total if origin == "file" else stop - first, "fps": fps,
+                    "frames_indices": [index - origin_index for _, index in frames.entries], "sampled_fps": rate}
+        length = (stop - first) / fps
+    else:
+        metadata = {"total_num_frames": count, "fps": 1.0, "frames_indices": times, "sampled_fps": rate}
+        length = count / rate
+    if told == "duration":
+        metadata["duration"] = length
+    return metadata
+
+
 def frames_of(array: np.ndarray, rate: float = 1.0) -> Frames:
     """Frames for code that holds a bare array (benchmarks, tests)."""
     return Frames(array, tuple((0, i) for i in range(len(array))), False,
                   tuple(i / rate for i in range(len(array))), rate)
 
 
-__all__ = ["InputEncoder", "PREPROCESS", "VIDEO_AS", "frames_of", "official_processor",
-           "torchvision_imports"]
+__all__ = ["FRAME_TIMES", "InputEncoder", "PREPROCESS", "VIDEO_AS", "file_times", "frames_of", "official_processor",
+           "torchvision_imports", "video_metadata"]
