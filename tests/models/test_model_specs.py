@@ -48,3 +48,14 @@ def test_a_cached_hub_id_or_one_that_can_be_fetched_goes_on(monkeypatch, no_netw
     hub.check_source("hf", "acme/cached")
     monkeypatch.setattr(hub, "_reachable", lambda host, timeout=3.0: host == "huggingface.co")
     hub.check_source("hf", "acme/not-cached")  # transformers downloads it
+
+
+def test_missing_packages_are_named_in_one_sentence(monkeypatch):
+    from timefoil import models
+
+    monkeypatch.setattr(models, "_importable", lambda module: module == "torch")
+    with pytest.raises(models.MissingExtra, match=r"^this model needs transformers and PIL, which are not installed; "
+                                                  r"install them with: pip install 'timefoil\[hf\]'$"):
+        models.require("hf", "torch", "transformers", "PIL")
+    with pytest.raises(models.MissingExtra, match=r"^this model needs PIL, which is not installed"):
+        models.require("hf", "PIL")

@@ -41,8 +41,9 @@ def require(extra: str, *modules: str) -> None:
     """Refuse in one line, naming the extra to install, unless every module can be imported."""
     missing = [module for module in modules if not _importable(module)]
     if missing:
-        raise MissingExtra(f"this model needs {', '.join(missing)}, which is not installed; "
-                           f"install it with: pip install 'timefoil[{extra}]'")
+        names = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+        raise MissingExtra(f"this model needs {names}, which {'is' if len(missing) == 1 else 'are'} not installed; "
+                           f"install {'it' if len(missing) == 1 else 'them'} with: pip install 'timefoil[{extra}]'")
 
 
 def _importable(module: str) -> bool:
