@@ -305,3 +305,21 @@ def test_decoding_ahead_answers_exactly_as_decoding_in_turn(suite, tmp_path, mon
         ahead_count = sum(name.startswith("timefoil-decode-ahead") for name in threads)
         assert (ahead_count > 0) == ahead, threads
     assert runs[True] == runs[False]
+
+
+def test_piped_output_gets_progress_lines_and_a_resumed_run_says_what_it_kept(suite, tmp_path):
+    """Not on a terminal (a log, CI), progress is a line every TIMEFOIL_PROGRESS_SECONDS and a last
+    one; a rerun after a cut says how many answers it kept and how many it asks."""
+    args = ["run", "synth", "--model", "random", "--data", suite, "--out", str(tmp_path / "run"), "--limit", "3",
+            "--cache-dir", str(tmp_path / "cache")]
+    done = cli(*args, env={"TIMEFOIL_PROGRESS_SECONDS": "0"})
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("synth: ")]
+    total = len(ids_of(str(tmp_path / "run")))
+    assert len(lines) >= 2 and lines[-1].startswith(f"synth: {total}/{total} answered (100%), ")
+    log = tmp_path / "run" / "items.jsonl"
+    kept = log.read_text().splitlines(keepends=True)[:-3]
+    log.write_text("".join(kept))
+    again = cli(*args, "--cache-dir", str(tmp_path / "other"))
+    assert again.returncode == 0, again.stderr
+    assert f"synth: resuming, {len(kept)} answers kept, 3 to ask" in again.stderr.splitlines()

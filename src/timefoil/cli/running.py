@@ -88,7 +88,7 @@ def run_cmd(benchmark: str, out: str, **flags) -> None:
         run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
         runner = Runner(plan_run(replace(config, sampling=sampling), part), run_dir, cache_dir=flags["cache_dir"],
                         retry_errors=flags["retry_errors"], threads=flags["threads"], ray=ray,
-                        progress=not flags["no_progress"] and sys.stderr.isatty())
+                        progress=not flags["no_progress"])
         reports.append(runner.run())
         for line in _notes(runner, reports[-1], part):
             click.echo(f"{run_dir}: {line}", err=True)
@@ -124,7 +124,7 @@ def _run_papers(names: list[str], out: str, flags: dict) -> None:
 
     done = run_papers(plan, flags["model_spec"], base.model_args, cache_dir=flags["cache_dir"], on_done=finished,
                       retry_errors=flags["retry_errors"], threads=flags["threads"], ray=_ray(flags),
-                      progress=not flags["no_progress"] and sys.stderr.isatty())
+                      progress=not flags["no_progress"])
     print_runs([load_scored(planned.run_dir, flags["reading"]) for planned, _ in done])
     reports = [report for _, report in done]
     summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
@@ -208,7 +208,7 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
                        model_args=key_values(model_arg, "--model-arg"),
                        benchmark_args=key_values(bench_arg, "--bench-arg"))
     result = run_ablation(config, out, frames=tuple(frames_list(frames)), cache_dir=cache_dir, threads=threads,
-                          progress=sys.stderr.isatty(), reading=reading)
+                          progress=True, reading=reading)
     console = make_console()
     console.print(ablation_table(result))
     for line in dependence_lines(result):
