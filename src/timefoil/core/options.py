@@ -7,6 +7,8 @@ import types
 import typing
 from typing import Any, Callable
 
+from .registry import UnknownName, did_you_mean
+
 _TRUE, _FALSE = {"true", "yes", "1", "on"}, {"false", "no", "0", "off"}
 
 
@@ -60,8 +62,9 @@ def typed_options(target: Callable, options: dict[str, Any], what: str = "model 
             if takes_any:
                 typed[key] = value
                 continue
-            usable = ", ".join(sorted(n for n in parameters if n not in ("model", "processor", "path", "data_dir")))
-            raise ValueError(f"unknown {what} {key!r}; accepted: {usable or 'none'}")
+            usable = sorted(n for n in parameters if n not in ("model", "processor", "path", "data_dir"))
+            raise UnknownName(f"unknown {what} {key!r}{did_you_mean(key, usable)}; accepted: "
+                              f"{', '.join(usable) or 'none'}")
         typed[key] = convert(value, hints.get(key, parameters[key].annotation), f"{what} {key}")
     return typed
 

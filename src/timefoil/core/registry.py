@@ -2,6 +2,7 @@
 one way to add, and one way for installed packages to add theirs (entry points)."""
 from __future__ import annotations
 
+import difflib
 import sys
 from importlib import metadata
 from typing import Generic, Iterable, TypeVar
@@ -23,7 +24,8 @@ class Registry(dict, Generic[T]):
 
     def find(self, name: str) -> T:
         if name not in self:
-            raise ValueError(f"unknown {self.what} {name!r}; available: {', '.join(sorted(self))}")
+            raise UnknownName(f"unknown {self.what} {name!r}{did_you_mean(name, self)}; available: "
+                              f"{', '.join(sorted(self))}")
         return self[name]
 
     def register(self, entry: T, origin: dict | None = None) -> T:
@@ -71,6 +73,16 @@ class Registry(dict, Generic[T]):
         if origin.get("from") == "plugin":
             return f"already declared by {origin['distribution']} {origin['version']}"
         return f"a {self.what} registered in Python"
+
+
+class UnknownName(ValueError):
+    """A name that names nothing (a benchmark, protocol, model or option): a usage error."""
+
+
+def did_you_mean(name: str, known) -> str:
+    """' (did you mean X?)' for the closest known name, where one is close; else ''."""
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def plugin_origin(entry: metadata.EntryPoint) -> dict:

@@ -15,7 +15,7 @@ from typing import Callable
 from .base import FrameSource, Model, fingerprint_of
 from .hub import SpecError, check_source
 from ..core.options import typed_options
-from ..core.registry import Registry, said
+from ..core.registry import Registry, UnknownName, did_you_mean, said
 from .reference import BagOfFramesModel, ConstantModel, RandomModel
 
 # loader(argument after "name:", options as given, cache directory of the run)
@@ -167,7 +167,9 @@ def _plain_loader(name: str, declared) -> object:
 def check_model_spec(spec: str) -> None:
     """A spec naming no registered family is refused at once (before data or weights load)."""
     if spec.partition(":")[0] not in MODELS:
-        raise ValueError(f"unknown model {spec!r}; available: {', '.join(sorted(MODELS))}")
+        name = spec.partition(":")[0]
+        raise UnknownName(f"unknown model {spec!r}{did_you_mean(name, MODELS)}; available: "
+                          f"{', '.join(sorted(MODELS))}")
 
 
 def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None = None) -> Model:
