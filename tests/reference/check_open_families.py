@@ -31,7 +31,8 @@ from PIL import Image
 
 from timefoil.core.items import VideoRef
 from timefoil.models import load_model
-from timefoil.models.local.hf_inputs import frames_of
+from timefoil.models.local.hf_inputs import frames_of, video_metadata
+from timefoil.models.local.hf_open import TIMES
 from timefoil.models.requests import Request
 from timefoil.protocols import Prompts
 from timefoil.testing import pattern_frames
@@ -64,14 +65,17 @@ def requests() -> list[Request]:
     return asked
 
 
-def model_card(processor, text: str, frames, shown_as: str) -> dict:
+def model_card(processor, text: str, frames, shown_as: str, model_type: str) -> dict:
+    """The model card's call with the frames and the metadata timefoil gives the processor (whose
+    times are checked against real decoded metadata by ``check_frame_times.py``)."""
     visual = ([{"type": "video", "video": frames.array}] if shown_as == "video"
               else [{"type": "image", "image": Image.fromarray(frame)} for frame in frames.array])
     kwargs = {"padding": True}
     if shown_as == "video":
-        kwargs.update(do_sample_frames=False, video_metadata=[{
-            "total_num_frames": len(frames.array), "fps": frames.sampled_fps,
-            "frames_indices": [t * frames.sampled_fps for t in frames.times]}])
+        metadata = video_metadata(frames, "window", TIMES.get(model_type))
+        kwargs.update(do_sample_frames=False, video_metadata=[metadata],
+                      **({"fps": metadata["sampled_fps"]} if TIMES.get(model_type) == "fps" else {}))
+        metadata.pop("sampled_fps")
     messages = [[{"role": "user", "content": visual + [{"type": "text", "text": text}]}]]
     return dict(processor.apply_chat_template(messages, tokenize=True, return_dict=True, return_tensors="pt",
                                               add_generation_prompt=True, processor_kwargs=kwargs))
@@ -80,6 +84,16 @@ def model_card(processor, text: str, frames, shown_as: str) -> dict:
 def check(model_type: str, recipe) -> dict:
     if getattr(recipe, "REFUSED", None):
         return {"status": "refused", "reason": recipe.REFUSED}
+    from timefoil.models.local.hf_open import why_refused
+
+    if why_refused(model_type):  # refused at load: the check shows the one line it is refused in
+        folder = tempfile.mkdtemp()
+        recipe.make(folder, WORDS)
+        try:
+            load_model(f"hf:{folder}")
+        except ValueError as exc:
+            return {"status": "refused", "reason": why_refused(model_type), "said": str(exc)}
+        raise AssertionError(f"{model_type} loaded where it is refused")
     folder = tempfile.mkdtemp()
     recipe.make(folder, WORDS)
     model = load_model(f"hf:{folder}")
@@ -96,7 +110,7 @@ def check(model_type: str, recipe) -> dict:
         frames = source(request.video, None)
         prompt, _ = model._prompt(request, frames)
         ours = model.inputs.encode([prompt], [frames])
-        card = model_card(model.inputs.processor, request.text, frames, recipe.SHOWN_AS)
+        card = model_card(model.inputs.processor, request.text, frames, recipe.SHOWN_AS, model_type)
         for key in set(model_inputs(model.model, ours)) | set(model_inputs(model.model, card)):
             same = key in ours and key in card and torch.equal(torch.as_tensor(ours[key]), torch.as_tensor(card[key]))
             if not same:

@@ -50,14 +50,18 @@ def save_processor(folder: str, tokenizer, prefix: str, image_budget: dict | Non
     ).save_pretrained(folder)
 
 
-def save(folder: str, words: list[str], prefix: str, processor: str | None = None) -> None:
+def save(folder: str, words: list[str], prefix: str, processor: str | None = None, processors: str | None = None,
+         text_sizes: dict | None = None) -> None:
     """The tiny model and processor of the GLM-4.1V layout: the config ``prefix`` + Config, the
-    model transformers registers for it, the processors of ``save_processor``."""
+    model transformers registers for it, the processors of ``save_processor`` (named by
+    ``processors`` where they are another architecture's); ``text_sizes`` set on the text config."""
     import transformers
 
     tokenizer, token_ids = glm_tokenizer(words)
     config = shrink(getattr(transformers, prefix + "Config")(), **token_ids)
     text = config.text_config
+    for name, value in (text_sizes or {}).items():
+        setattr(text, name, value)
     text.vocab_size, text.pad_token_id = len(tokenizer), tokenizer.pad_token_id
     # head_dim 16, half of it rotated, split over time, height and width as the real config splits it
     text.num_attention_heads = 2
@@ -67,7 +71,7 @@ def save(folder: str, words: list[str], prefix: str, processor: str | None = Non
     vision.patch_size, vision.spatial_merge_size, vision.image_size = PATCH, MERGE, 32
     vision.out_hidden_size = text.hidden_size
     transformers.AutoModelForImageTextToText.from_config(config).save_pretrained(folder)
-    save_processor(folder, tokenizer, prefix, processor=processor)
+    save_processor(folder, tokenizer, processors or prefix, processor=processor)
 
 
 def make(folder: str, words: list[str]) -> None:

@@ -91,7 +91,8 @@ TIMES = {
                      "muse_spark", "qwen3_5_moe", "qwen4_exp", "video_llama_3"), "indices"),
     "nemotron_h_omni": "milliseconds",
     "hyperclovax_vision_v2": "duration",
-    "qwen2_5_omni": "fps", "qwen3_omni_moe": "fps",
+    # answered by their thinkers, whose config names the thinker
+    **dict.fromkeys(("qwen2_5_omni", "qwen2_5_omni_thinker", "qwen3_omni_moe", "qwen3_omni_moe_thinker"), "fps"),
 }
 STATES_WHEN = ("indices", "milliseconds")  # the kinds that say when each frame was taken
 
