@@ -71,6 +71,10 @@ def _caption_items(path: str, root: str) -> list[tuple[str, Item]]:
     return items
 
 
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
 def _binary_items(path: str, root: str, subset: str) -> list[tuple[str, Item]]:
     items = []
     for where, record in _records(path):
@@ -80,9 +84,10 @@ def _binary_items(path: str, root: str, subset: str) -> list[tuple[str, Item]]:
             raise DataError(f"{where}: field 'GT' ({gt[:40]!r}) must name one of two options, found {sorted(options)}")
         video = need_text(record, "video_name", where)
         negative = next(text for letter, text in options.items() if letter != gt)
-        # long QA records may carry no category (the official scorers read it only where present)
-        category = (need_text(record, "category", where),) if subset != "long_qa" or record.get("category") \
-            is not None else ()
+        # get_qa_acc.py reads a category only from a file named short (lines 40 and 72): a long QA
+        # record's category is read where it names one, and a missing, null or empty one is none
+        named = subset != "long_qa" or not _blank(record.get("category"))
+        category = (need_text(record, "category", where),) if named else ()
         items.append((where, make_item(
             where, id=need_key(record, "idx", where), group_id=video, benchmark="temporalbench", test=subset,
             videos=(resolve_video(root, video, where),), texts=(options[gt], negative),
