@@ -85,6 +85,7 @@ class ScoreReport:
     reading: str = MEANT  # "meant" or "released": how the answers were read
     # the released rule beside it: its source, answers it reads otherwise, items it drops
     released: dict[str, Any] | None = None
+    headline: list[str] = field(default_factory=list)  # headline_names: the headline, then the figures beside it
 
     def to_json(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "model": self.model, "protocol": self.protocol,
@@ -92,7 +93,8 @@ class ScoreReport:
                 "stopped": self.stopped, "ties": self.ties, "unanswered": self.unanswered,
                 "metrics": [m.to_json() for m in self.metrics],
                 "failures": [{"id": i, "error": e} for i, e in self.failures],
-                "reading": self.reading, **({"released": self.released} if self.released else {}),
+                "headline": self.headline, "reading": self.reading,
+                **({"released": self.released} if self.released else {}),
                 **({"corrupt_lines": self.corrupt_lines} if self.corrupt_lines else {}),
                 **({"other_shards": self.other_shards} if self.other_shards else {})}
 
@@ -258,6 +260,34 @@ def averaged_metrics(spec: SummarySpec, protocol: str) -> tuple[str, ...]:
     return tuple(spec.rename.get(name, name) for name in names)
 
 
+# Asked in both orders, a choice run has these beside its accuracy: an accuracy at chance can
+# hide a model that always answers the same letter (bias -100, A∧B 0).
+ORDER_FIGURES = ("A∧B", "bias")
+
+
+def headline_names(names: Sequence[str], protocol: str, spec: SummarySpec) -> list[str]:
+    """The overall numbers every summary of a run shows (the terminal, the HTML summary and
+    leaderboard, ``score --json``), the headline first. The headline is the benchmark's headline
+    metric, the one it averages over tests (pooled where the run has one test); else its group
+    score (TemporalBench's MBA); else the protocol's first metric. Beside it: the protocol's first
+    metric where the headline is another, and a choice's A∧B and bias; each averaged over tests
+    where the benchmark averages it, as the headline is."""
+    overall = [name for name in names if name.startswith("overall/")]
+
+    def found(metric: str | None) -> str | None:
+        averaged = f"overall/average {metric}"  # "(k of N tests)" may follow
+        return next((n for n in overall if n == averaged or n.startswith(f"{averaged} (")), None) \
+            or next((n for n in overall if n == f"overall/{metric}"), None)
+
+    first = next((n.removeprefix("overall/") for n in overall if not n.startswith("overall/average ")), None)
+    averages = averaged_metrics(spec, protocol)
+    headline = next((name for metric in (*averages[:1], spec.group_metric, first) if (name := found(metric))), None)
+    if headline is None:
+        return []
+    beside = [found(metric) for metric in (first, *ORDER_FIGURES)]
+    return [headline, *dict.fromkeys(name for name in beside if name and name != headline)]
+
+
 def _named(metric: MetricValue, name: str) -> MetricValue:
     return MetricValue(name, metric.value, metric.n, metric.chance, metric.ci95, metric.p_value, metric.extra)
 
@@ -291,13 +321,15 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
     failures = [(o.item["id"], e) for o in outcomes for e in dict.fromkeys(o.errors)]
     failures += [(o.item["id"], f"{o.unanswered} request(s) not answered (run incomplete)")
                  for o in outcomes if o.unanswered]
+    metrics = summarize(outcomes, protocol, spec, tie_policy, by_test)
     return ScoreReport(
         benchmark=benchmark, model=model, protocol=protocol, items=len(outcomes),
         errors=sum(bool(o.errors) or bool(o.unanswered) for o in outcomes),
         parse_failures=sum(o.parse_failures for o in outcomes), stopped=sum(o.stopped for o in outcomes),
         ties=sum(o.tie() for o in outcomes), unanswered=sum(o.unanswered for o in outcomes),
-        metrics=summarize(outcomes, protocol, spec, tie_policy, by_test), failures=failures, other_shards=other_shards,
-        reading="released" if rule is not None else MEANT, released=released)
+        metrics=metrics, failures=failures, other_shards=other_shards,
+        reading="released" if rule is not None else MEANT, released=released,
+        headline=headline_names([m.name for m in metrics], protocol, spec))
 
 
 _COVERAGE = re.compile(r" \(\d+ of \d+ tests\)$")  # an average's coverage, which the readings may differ in
