@@ -281,10 +281,14 @@ def test_the_leaderboard_sorts_and_its_tooltips_carry_the_paired_test(report, tm
         page.open(html)
         order = "[...document.querySelectorAll('section.leaderboard tbody tr')].map(r => r.dataset.run)"
         assert page.js(order) == dirs
-        page.js("document.querySelectorAll('section.leaderboard th.sort')[1].click()")  # the headline, high first
+        # accuracy, which stands beside the headline (synth's average P+T), high first
+        column = page.js("[...document.querySelectorAll('section.leaderboard th.sort')]"
+                         ".findIndex(th => th.title === 'sort by overall/accuracy')")
+        assert column > 1
+        page.js(f"document.querySelectorAll('section.leaderboard th.sort')[{column}].click()")
         sorted_runs = page.js(order)
         tips = page.js("Object.fromEntries([...document.querySelectorAll('section.leaderboard tbody tr')]"
-                       ".map(r => [r.dataset.run, r.cells[1].title]))")
+                       f".map(r => [r.dataset.run, r.cells[{column}].title]))")
     finally:
         page.close()
     accuracy = {d: json.loads(cli("score", d, "--json").stdout) for d in dirs}
@@ -311,14 +315,18 @@ def test_the_summary_shows_the_headline_against_chance_and_the_paper_row_of_the_
     text = open(html, encoding="utf-8").read()
     summary = text[text.index('<section id="summary">'):text.index('<section id="leaderboard">')]
     for run_dir in dirs:
-        metric = next(m for m in json.loads(cli("score", run_dir, "--json").stdout)["metrics"]
-                      if m["name"] == "overall/accuracy")
-        row = re.search(rf'<tr data-run="{re.escape(run_dir)}".*?</tr>', summary).group(0)
-        assert f'{metric["value"]:.1f}</span> <span class="ci">[{metric["ci95"][0]:.1f}, {metric["ci95"][1]:.1f}]' \
-            in row and f'<td>{metric["chance"]:.1f}</td>' in row
-        verdict = "above chance" if metric["significant"] else \
-            "below chance" if metric["p_below"] < 0.05 else "at chance"
-        assert f'<td class="verdict">{verdict}' in row
+        scored = json.loads(cli("score", run_dir, "--json").stdout)
+        assert scored["headline"][:2] == ["overall/average P+T", "overall/accuracy"]  # synth's headline, then beside
+        figures = [m for name in scored["headline"] for m in scored["metrics"] if m["name"] == name]
+        bar = 0.05 / len(figures)  # the headline figures are tested together
+        for metric in figures:
+            row = re.search(rf'<tr data-run="{re.escape(run_dir)}" data-metric="{re.escape(metric["name"])}".*?</tr>',
+                            summary).group(0)
+            assert f'{metric["value"]:.1f}</span> <span class="ci">[{metric["ci95"][0]:.1f}, ' \
+                f'{metric["ci95"][1]:.1f}]' in row and f'<td>{metric["chance"]:.1f}</td>' in row
+            verdict = "above chance" if metric["p_value"] < bar and metric["value"] > metric["chance"] else \
+                "below chance" if metric["p_below"] < bar and metric["value"] < metric["chance"] else "at chance"
+            assert f'<td class="verdict">{verdict}' in row
     # run paths relative to the report, the full path on hover
     assert f'<code title="{dirs[0]}">../random</code>' in text
     # the paper's rows: a VELOCITI run recorded under LLaVA-OneVision-7B gets that model's row, not 72B's

@@ -1,18 +1,19 @@
 """``timefoil demo``: the whole pipeline offline on the synthetic suite, in a couple of minutes.
 
-It prints one compact summary (a line per model: its headline number against chance and what
-that model shows) and writes the full tables and the HTML report beside the runs."""
+It prints one compact summary (per model: its headline figures against chance, as every view
+shows them, and what that model shows) and writes the full tables and the HTML report beside
+the runs."""
 from __future__ import annotations
 
 import os
 import time
 from dataclasses import dataclass, field
 
-from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from ..reports.report import load_scored, make_console, print_runs
+from ..reports.fit import PIPED, print_table
+from ..reports.report import headline_table, load_scored, make_console, print_runs
 from ..execution.config import RunConfig
 from ..execution.runner import run
 from ..synth import generate
@@ -23,7 +24,6 @@ from ..core.weights import ModelUnavailable
 class DemoRun:
     model: str
     protocol: str
-    headline: str  # the overall metric the summary shows
     shows: str  # what this model demonstrates, in one sentence
     order: str | None = None
     blind: bool = False
@@ -34,15 +34,13 @@ class DemoRun:
 # the videos, the position-bias probe, and a real text-only language model (the language-prior
 # baseline every paper reports), which reads option letters in one forward pass.
 DEMO_RUNS = [
-    DemoRun("random", "similarity", "average P+T", "the floor: inside the interval around chance"),
-    DemoRun("bag-of-frames", "similarity", "accuracy", "order-blind: ties, so loses, wherever only order differs"),
-    DemoRun("constant", "similarity", "accuracy", "equal scores everywhere: every comparison ties, ties lose"),
-    DemoRun("random", "entailment", "StrictVLE", "chance for StrictVLE is 25%, not 50%"),
-    DemoRun("constant", "choice", "bias", "always A: acc_A 100, acc_B 0; asking both orders exposes it",
-            order="both"),
-    DemoRun("blind-lm", "entailment", "StrictVLE", "a language model without the video: the language prior",
-            blind=True),
-    DemoRun("blind-lm", "choice", "A∧B", "the same, choosing letters; its bias shows", order="both", blind=True,
+    DemoRun("random", "similarity", "the floor: inside the interval around chance, nothing marked"),
+    DemoRun("bag-of-frames", "similarity", "order-blind: ties, so loses, wherever only order differs"),
+    DemoRun("constant", "similarity", "equal scores everywhere: every comparison ties, ties lose"),
+    DemoRun("random", "entailment", "chance for StrictVLE is 25%, not 50%"),
+    DemoRun("constant", "choice", "always A: accuracy 50 at chance, yet bias -100 and A∧B 0", order="both"),
+    DemoRun("blind-lm", "entailment", "a language model without the video: the language prior", blind=True),
+    DemoRun("blind-lm", "choice", "the same, choosing letters; its bias shows", order="both", blind=True,
             model_args={"choice_reading": "letters"}),
 ]
 
@@ -65,10 +63,10 @@ def run_demo(out: str, per_family: int = 6, console: Console | None = None) -> l
             continue
         done.append((spec, run_dir))
     scored = [load_scored(d) for _, d in done]
-    console.print(summary_table(done, scored))
+    print_table(console, summary_table(done, scored), keep=3)
     tables = os.path.join(out, "tables.txt")
-    with open(tables, "w", encoding="utf-8") as handle:
-        print_runs(scored, Console(file=handle, width=200))
+    with open(tables, "w", encoding="utf-8") as handle:  # every table whole, as piped output has them
+        print_runs(scored, Console(file=handle, width=PIPED))
     from ..reports.html import write_html
 
     html = write_html([d for _, d in done], os.path.join(out, "report.html"), thumbnails=True)
@@ -78,17 +76,8 @@ def run_demo(out: str, per_family: int = 6, console: Console | None = None) -> l
 
 
 def summary_table(done: list[tuple[DemoRun, str]], scored) -> Table:
-    """One row per run: the headline number, its chance, and what it shows (fits 100 columns)."""
-    table = Table(title="what each model shows (bold: above chance)", title_justify="left", box=box.SIMPLE_HEAD,
-                  padding=(0, 1))
-    for name, justify in (("model", "left"), ("protocol", "left"), ("metric", "left"), ("value", "right"),
-                          ("chance", "right"), ("shows", "left")):
-        table.add_column(name, justify=justify, no_wrap=name != "shows", max_width=None if name != "shows" else 34)
-    for (spec, _), scored_run in zip(done, scored):
-        metric = next((m for m in scored_run.report.metrics if m.name == f"overall/{spec.headline}"), None)
-        value = "–" if metric is None or metric.value is None else f"{metric.value:.1f}"
-        chance = "" if metric is None or metric.chance is None else f"{metric.chance:.1f}"
-        style = "bold" if metric is not None and metric.significant else ""
-        table.add_row(spec.model, spec.protocol, spec.headline,
-                      f"[{style}]{value}[/]" if style else value, chance, spec.shows)
-    return table
+    """One row per run: its headline figures, as the report and ``score --json`` name them, with
+    interval and chance, and what the model shows (fits 100 columns)."""
+    return headline_table([(spec.model, spec.protocol, run) for (spec, _), run in zip(done, scored)],
+                          "what each model shows (▲ above chance, ▼ below; the headline first)",
+                          [spec.shows for spec, _ in done], ("model", "protocol", "shows"))

@@ -3,10 +3,10 @@ them out; bold where significantly above chance, each number with its own chance
 from __future__ import annotations
 
 import re
-import sys
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -17,6 +17,10 @@ from ..protocols.readings import MEANT, READINGS
 from ..execution.stored import load_run, score_run
 from ..scoring import ScoreReport
 from ..measures.stats import MetricValue
+from .fit import make_console, print_table, say
+from .headline import ABOVE, BELOW, RULE, headline, mark_of, with_marks
+
+__all__ = ["make_console"]  # where the commands have always found it
 
 
 @dataclass
@@ -45,7 +49,7 @@ def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
     ran_on = " · ".join(str(placed.get(k, "?")) for k in ("device", "dtype", "attention")) \
         if isinstance(placed, dict) else ""
     return ScoredRun(run_dir, f"{config['model']} · {label}" + (f" · {worded}" if worded else ""), label,
-                     score_run(run_dir, reading=reading), ran_on)
+                     with_marks(score_run(run_dir, reading=reading)), ran_on)
 
 
 PUBLISHED = "published questions"
@@ -101,13 +105,21 @@ def reading_line(report: ScoreReport) -> str | None:
             f"meant, {released['dropped']} items dropped ({released['source']})")
 
 
+def value_text(metric: MetricValue) -> Text:
+    """The value with its mark: ▲ (and bold) above chance, ▼ (and red) below; a mark that
+    survives where bold and colour do not (a log, a file)."""
+    mark = mark_of(metric)
+    text = Text(f"{metric.value:.1f}", style="bold" if mark == ABOVE else "red" if mark == BELOW else "")
+    if mark in (ABOVE, BELOW):
+        text.append("▲" if mark == ABOVE else "▼", style="bold" if mark == ABOVE else "red")
+    return text
+
+
 def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
     """Value, CI half-width, the metric's own chance, and its n where it differs from ``n``."""
     if metric is None or metric.value is None:
         return Text("–", style="dim")
-    text = Text(f"{metric.value:.1f}", style="bold" if metric.significant else "red" if metric.below_chance else "")
-    if metric.below_chance:
-        text.append("▼", style="red")
+    text = value_text(metric)
     if metric.ci95:
         text.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
     if metric.extra.get("warning"):
@@ -138,7 +150,7 @@ def run_table(run: ScoredRun) -> Table:
             columns.append(name)
     table = Table(title=f"{report.benchmark} · {report.protocol} · {run.label}", title_justify="left")
     table.add_column("section", no_wrap=True)
-    table.add_column("n", justify="right")
+    table.add_column("n", justify="right", no_wrap=True)
     for name in columns:
         table.add_column(name, justify="right", no_wrap=True)
     for section, metrics in by_section.items():
@@ -172,20 +184,6 @@ def quoted_rows(benchmark: str, protocol: str, names: list[str]):
     except ValueError:
         return []
     return [row for row in declared.quoted if row.protocol == protocol and set(row.values) & set(names)]
-
-
-def headline_name(report: ScoreReport) -> str | None:
-    """The one overall metric a summary shows: the one the paper quotes for this protocol, else
-    the mean over tests of the benchmark's first table metric, else that metric pooled."""
-    present = {m.name for m in report.metrics}
-    quoted = [name for row in quoted_rows(report.benchmark, report.protocol, sorted(present)) for name in row.values]
-    try:
-        wanted = get_benchmark(report.benchmark).table.get(report.protocol) or ()
-    except ValueError:
-        wanted = ()
-    candidates = quoted + [f"overall/average {w}" for w in wanted[:1]] + [f"overall/{w}" for w in wanted]
-    found = next((name for name in candidates if name in present), None)
-    return found or next((m.name for m in report.metrics if split_name(m.name)[0] == "overall"), None)
 
 
 def nominal_chance(benchmark: str, protocol: str, name: str) -> float | None:
@@ -231,15 +229,18 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     return lines
 
 
-def make_console() -> Console:
-    """Wide tables stay readable when piped to a file."""
-    return Console(width=None if sys.stdout.isatty() else 160)
+LEGEND = (f"{RULE} · ±: half-width of the 95% CI · c: that number's chance · paper c: the chance the paper "
+          "states, where it differs · n: its own count where it differs from the row's · !: joined videos with "
+          "fewer than 3 frames · paper ·: quoted from the paper, not run here · meant / released: the number under "
+          "the other reading of the answers, where it differs")
 
 
 def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
     console = console or make_console()
+    # marked here too: ``score`` swaps in the report it scored itself
+    runs = [replace(run, report=with_marks(run.report)) for run in runs]
     for run in runs:
-        console.print(run_table(run))
+        print_table(console, run_table(run), keep=2)
         for line in failure_lines(run):
             # not markup: an error quotes a server's words, and "[/b]" there would be read as a tag
             console.print(line, style="red" if line.startswith("  error") else "dim", markup=False)
@@ -248,16 +249,47 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
         same_kind.setdefault((run.report.benchmark, run.report.protocol), []).append(run)
     for group in same_kind.values():
         if len(group) > 1:
-            console.print(comparison_table(group))
+            print_table(console, comparison_table(group))
             by_test = tests_table(group)
             if by_test is not None:
-                console.print(by_test)
-    console.print("bold: above chance (one-sided p < 0.05) · ▼: below chance (p < 0.05) · "
-                  "±: half-width of the 95% CI · c: that number's chance · paper c: the chance the paper states, "
-                  "where it differs · n: its own count where it differs "
-                  "from the row's · !: joined videos with fewer than 3 frames · "
-                  "paper ·: quoted from the paper, not run here · meant / released: the number under the "
-                  "other reading of the answers, where it differs", style="dim")
+                print_table(console, by_test)
+    print_table(console, headline_table([(run.label, f"{run.report.benchmark} · {run.report.protocol}", run)
+                                         for run in runs], "headline figures"), keep=3)
+    say(console, LEGEND, style="dim")
+
+
+def headline_table(rows: list[tuple[str, str, ScoredRun]], title: str, notes: list[str] | None = None,
+                   heads: tuple[str, str, str] = ("run", "benchmark · protocol", "shows")) -> Table:
+    """One row per (name, where, run): the run's headline figures, a line each (the headline
+    first, then accuracy, A∧B and bias where they stand beside it), with interval and chance;
+    and a note per run where ``notes`` are given. ``heads``: the names of the first two columns
+    and of the notes'."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    for name in heads[:2]:  # labels: they may wrap between words, the figures' lines may not
+        table.add_column(name)
+    table.add_column("metric", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("chance", justify="right", no_wrap=True)
+    if notes is not None:
+        table.add_column(heads[2], max_width=30)
+    for index, (name, where, run) in enumerate(rows):
+        metrics = {m.name: m for m in run.report.metrics}
+        shown = [metrics[n] for n in headline(run.report) if n in metrics]
+        values, chances = Text(), Text()
+        for k, metric in enumerate(shown):
+            if k:
+                values.append("\n")
+                chances.append("\n")
+            if metric.value is None:
+                values.append("–", style="dim")
+            else:
+                values.append_text(value_text(metric))
+                if metric.ci95:
+                    values.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
+            chances.append("" if metric.chance is None else f"{metric.chance:.1f}")
+        cells = [name, where, "\n".join(split_name(m.name)[1] for m in shown) or "–", values, chances]
+        table.add_row(*cells, *([notes[index]] if notes is not None else []))
+    return table
 
 
 def tests_table(runs: list[ScoredRun]) -> Table | None:
@@ -277,10 +309,10 @@ def tests_table(runs: list[ScoredRun]) -> Table | None:
         return None
     table = Table(title=f"{first.benchmark} · {first.protocol} · {wanted} by test, side by side",
                   title_justify="left")
-    table.add_column("run", no_wrap=True)
+    table.add_column("run")  # a label: it may wrap between words
     for test in tests:
-        table.add_column(declared.test_labels.get(test, test), justify="right")
-    table.add_column("Avg", justify="right")
+        table.add_column(declared.test_labels.get(test, test), justify="right", no_wrap=True)
+    table.add_column("Avg", justify="right", no_wrap=True)
     for run, metrics in zip(runs, by_run):
         average = next((m for name, m in metrics.items() if name.startswith(f"overall/average {wanted}")), None)
         table.add_row(run.label, *[metric_cell(metrics.get(f"{t}/{wanted}")) for t in tests], metric_cell(average))
@@ -297,9 +329,9 @@ def comparison_table(runs: list[ScoredRun]) -> Table:
                 columns.append(name)
     first = runs[0].report
     table = Table(title=f"{first.benchmark} · {first.protocol} · overall, side by side", title_justify="left")
-    table.add_column("run", no_wrap=True)
+    table.add_column("run")  # a label: it may wrap between words
     for name in columns:
-        table.add_column(name, justify="right")
+        table.add_column(name, justify="right", no_wrap=True)
     for run in runs:
         overall = {split_name(m.name)[1]: m for m in run.report.metrics if split_name(m.name)[0] == "overall"}
         table.add_row(run.label,

@@ -1,24 +1,25 @@
-"""Many runs of one benchmark and protocol as one sortable table: the headline and the main
-tests, each with its interval and significance against chance. Where two runs' intervals
+"""Many runs of one benchmark and protocol as one sortable table: the headline and the figures
+beside it, then the main tests, each with its interval and its mark against chance. Where two runs' intervals
 overlap, a cell's tooltip gives the paired test between them on that column's items."""
 from __future__ import annotations
 
 from html import escape
 
 from ...protocols import Outcome
-from ..report import ScoredRun, format_difference, format_p, headline_name, split_name
+from ..headline import ABOVE, BELOW, headline, mark_of
+from ..report import ScoredRun, format_difference, format_p, split_name
 from ...measures.stats import MetricValue
 from .compare import pair
 from .tables import PaperTable
 
 
 def _columns(table: PaperTable) -> list[tuple[str, str | None]]:
-    """(metric name, test or None): the headline, then each test's first table metric."""
-    headline = next((h for run, _ in table.rows if (h := headline_name(run.report))), None)
+    """(metric name, test or None): the headline figures, then each test's first table metric."""
+    shown = list(dict.fromkeys(name for run, _ in table.rows for name in headline(run.report)))
     first_metric = table.columns[0][1] if table.columns else None
     tests = [section for section, metric in table.columns
              if metric == first_metric and section != "overall" and not section.startswith("category:")]
-    return ([(headline, None)] if headline else []) + [(f"{t}/{first_metric}", t) for t in tests]
+    return [(name, None) for name in shown] + [(f"{t}/{first_metric}", t) for t in tests]
 
 
 def _overlap(a: MetricValue, b: MetricValue) -> bool:
@@ -31,7 +32,8 @@ def _cell(run: ScoredRun, metric: MetricValue | None, test: str | None, others: 
         return '<td class="empty" data-value="">–</td>'
     tip = [f"95% CI [{metric.ci95[0]:.1f}, {metric.ci95[1]:.1f}]" if metric.ci95 else "",
            f"chance {metric.chance:.1f}" if metric.chance is not None else "",
-           f"p {format_p(metric.p_value)} against chance" if metric.p_value is not None else ""]
+           f"p {format_p(metric.p_value)} against " + ("no bias" if metric.extra.get("difference") else "chance")
+           if metric.p_value is not None else ""]
     for other, metrics in others:
         theirs = metrics.get(name)
         if theirs is not None and theirs.value is not None and _overlap(metric, theirs):
@@ -39,7 +41,8 @@ def _cell(run: ScoredRun, metric: MetricValue | None, test: str | None, others: 
             where = f"the {c.unit} of {test}" if test else f"the {c.unit}"
             tip.append(f"overlaps {other.label}: {format_difference(c.difference)} points for {other.label}, "
                        f"paired p {format_p(c.p_value)} over {c.n} of {where}")
-    cls = "sig" if metric.significant else "below" if metric.below_chance else ""
+    mark = mark_of(metric)
+    cls = "sig" if mark == ABOVE else "below" if mark == BELOW else ""
     ci = f'<span class="ci">[{metric.ci95[0]:.1f}, {metric.ci95[1]:.1f}]</span>' if metric.ci95 else ""
     return (f'<td class="{cls}" data-value="{metric.value!r}" title="{escape(chr(10).join(t for t in tip if t))}">'
             f'<span class="v">{metric.value:.1f}</span> {ci}</td>')

@@ -12,6 +12,7 @@ from html import escape
 
 from ..pairing import HEADLINE_ITEMS
 from ...core.paths import __version__
+from ..headline import ABOVE, BELOW, RULE, mark_of
 from ..report import ScoredRun, format_difference, format_p, load_scored, reading_line
 from ...execution.stored import load_run
 from ...protocols import get_protocol
@@ -46,7 +47,8 @@ def _cell(metric: MetricValue | None, run_dir: str, column: str) -> str:
     half = f'<span class="ci">±{(ci[1] - ci[0]) / 2:.1f}</span>' if ci else ""
     warn = (' <span class="warn" title="joined videos sampled with fewer than 3 frames">!</span>'
             if metric.extra.get("warning") else "")
-    cls = "sig" if metric.significant else "below" if metric.below_chance else ""
+    mark = mark_of(metric)
+    cls = "sig" if mark == ABOVE else "below" if mark == BELOW else ""
     return (f'<td data-metric="{escape(column)}" class="{cls}" title="{escape(detail)}">'
             f'<span class="v">{metric.value:.1f}</span>{half}{warn}{other_html(metric)}</td>')
 
@@ -166,8 +168,8 @@ def comparison_html(tables: list[PaperTable]) -> str:
         for p in table.pairs:
             c = p.comparison
             rows.append(f'<tr data-first="{escape(c.first)}" data-second="{escape(c.second)}">'
-                        f"<td>{escape(table.title)}</td><td>{escape(p.first.label)}</td>"
-                        f"<td>{escape(p.second.label)}</td><td>{escape(c.unit)}</td><td>{c.n}</td>"
+                        f'<td>{escape(table.title)}</td><td class="run">{escape(p.first.label)}</td>'
+                        f'<td class="run">{escape(p.second.label)}</td><td>{escape(c.unit)}</td><td>{c.n}</td>'
                         f"<td>{100 * c.first_right / max(c.n, 1):.1f}</td>"
                         f"<td>{100 * c.second_right / max(c.n, 1):.1f}</td><td>{format_difference(c.difference)}</td>"
                         f"<td>{c.only_first}</td><td>{c.only_second}</td>"
@@ -184,7 +186,7 @@ def _metric(data: dict) -> MetricValue:
     """A metric back from its JSON (``MetricValue.to_json``)."""
     return MetricValue(data["name"], data["value"], data["n"], data["chance"],
                        tuple(data["ci95"]) if data["ci95"] else None, data["p_value"],
-                       {k: v for k, v in data.items() if k in ("p_below", "warning")})
+                       {k: v for k, v in data.items() if k in ("p_below", "warning", "mark", "difference")})
 
 
 def ablation_html(data: dict, figures: list[str]) -> str:
@@ -249,9 +251,10 @@ def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: 
     filters = {"run": [[i, r.label + " · " + r.report.benchmark] for i, r in enumerate(runs)],
                "benchmark": sorted({i["benchmark"] for i in items}), "test": sorted({i["test"] for i in items}),
                "category": sorted({c for i in items for c in i["categories"]}), "outcome": list(OUTCOMES)}
-    sections = [("summary", "Summary", '<p class="legend">Each run\'s headline number, its 95% interval and chance; '
-                 'bold: above chance (one-sided p &lt; 0.05), red: below. Paper: the paper\'s row for the same model.'
-                 '</p>' + summary_html(runs, configs, outcomes))]
+    sections = [("summary", "Summary", '<p class="legend">Each run\'s headline number, its 95% interval and chance, '
+                 "and under it the figures shown beside it (a choice run's accuracy, A∧B and bias); "
+                 f"{escape(RULE)}. Paper: the paper's row for the same model.</p>"
+                 + summary_html(runs, configs, outcomes))]
     if ablation is not None:
         sections.append(("ablation", "Ablation", ablation_html(ablation, figures)))
         figures = [f for f in figures if 'data-kind="frames-line"' not in f]
@@ -259,9 +262,9 @@ def write_html(run_dirs: list[str], path: str, *, limit: int = 200, thumbnails: 
         if ablation is None else []
     if boards:
         sections.append(("leaderboard", "Leaderboard", '<p class="legend">Click a column to sort. [..]: 95% CI; '
-                         "bold: above chance. Hover a cell for its p-value and, where two runs' intervals overlap, "
+                         f"{escape(RULE)}. Hover a cell for its p-value and, where two runs' intervals overlap, "
                          f"the paired test between them (over the {HEADLINE_ITEMS}).</p>" + "".join(boards)))
-    sections.append(("tables", "Tables", '<p class="legend">Bold: above chance (one-sided p &lt; 0.05). ±: half-width '
+    sections.append(("tables", "Tables", f'<p class="legend">{escape(RULE)}. ±: half-width '
                      "of the 95% confidence interval. Hover a cell for n, chance, interval and p-value.</p>"
                      + "".join(table_html(t) for t in tables)))
     sections.append(("plots", "Plots", f'<div class="figures">{"".join(figures) or "<p>No plots for these runs.</p>"}'

@@ -1,6 +1,7 @@
 """The report's first section: per benchmark and run, the headline number with its interval,
 its chance (and the paper's, where that differs), the paper's rows for the same model, and a
-one-line verdict."""
+one-line verdict; under it, a row each for the figures that stand beside it (a choice run's
+accuracy, A∧B and bias)."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -8,8 +9,9 @@ from html import escape
 
 from ..pairing import HEADLINE_ITEMS, Comparison, compare, rights
 from ...protocols import Outcome
-from ..report import (ScoredRun, format_difference, format_p, headline_name, nominal_chance, other_reading,
-                      quoted_rows, same_model_rows, split_name)
+from ..headline import ABOVE, BELOW, favours, headline, mark_of
+from ..report import (ScoredRun, format_difference, format_p, nominal_chance, other_reading, quoted_rows,
+                      same_model_rows, split_name)
 from ...measures.stats import MetricValue
 
 ORDER_ABLATIONS = ("shuffled", "reversed")
@@ -36,8 +38,12 @@ def order_ablation(run: ScoredRun, runs: list[ScoredRun], configs: dict[str, dic
     return None
 
 
-def verdict(metric: MetricValue, ablation: tuple[str, Comparison] | None) -> str:
-    said = ("above chance" if metric.significant else "below chance" if metric.below_chance else "at chance")
+def verdict(metric: MetricValue, ablation: tuple[str, Comparison] | None = None) -> str:
+    if metric.extra.get("difference"):
+        said = favours(metric)
+    else:
+        mark = mark_of(metric)
+        said = "above chance" if mark == ABOVE else "below chance" if mark == BELOW else "at chance"
     if ablation is not None:
         order, c = ablation
         moved = "moved it" if c.p_value < 0.05 else "did not move it"
@@ -64,6 +70,24 @@ def other_html(metric: MetricValue) -> str:
             f'<span class="ci">n {alt["n"]}</span></div>')
 
 
+def _row(run: ScoredRun, metric: MetricValue, first: bool, said: str) -> str:
+    """A row of the summary: the run's headline (its label over the metric's name), or a figure beside it."""
+    benchmark, protocol, name = run.report.benchmark, run.report.protocol, metric.name
+    chance = "" if metric.chance is None else f"{metric.chance:.1f}"
+    stated = nominal_chance(benchmark, protocol, name)
+    if stated is not None and (metric.chance is None or abs(stated - metric.chance) >= 0.05):
+        chance += f' <span class="paper-chance" title="the chance the paper states">paper {stated:.1f}</span>'
+    paper = "; ".join(f"{escape(row.label)} {row.values[name]:.1f} ({escape(row.source)})"
+                      for row in same_model_rows(benchmark, protocol, run.report.model, [name]) if name in row.values)
+    mark = mark_of(metric)
+    cls = "sig" if mark == ABOVE else "below" if mark == BELOW else ""
+    label, kind = (escape(run.label), "") if first else ("", ' class="beside"')
+    return (f'<tr data-run="{escape(run.run_dir)}" data-metric="{escape(name)}"{kind}>'
+            f'<th>{label}<div class="metric">{escape(split_name(name)[1])}</div></th>'
+            f'<td class="{cls}">{_interval(metric)}</td><td>{chance}</td>'
+            f'<td class="paper-rows">{paper or "–"}</td><td class="verdict">{escape(said)}</td></tr>')
+
+
 def summary_html(runs: list[ScoredRun], configs: dict[str, dict], outcomes: dict[str, list[Outcome]]) -> str:
     grouped: OrderedDict[tuple[str, str], list[ScoredRun]] = OrderedDict()
     for run in runs:
@@ -71,36 +95,26 @@ def summary_html(runs: list[ScoredRun], configs: dict[str, dict], outcomes: dict
     body = []
     for (benchmark, protocol), members in grouped.items():
         body.append(f'<tr class="group"><th colspan="5">{escape(benchmark)} · {escape(protocol)}</th></tr>')
-        headlines = []
+        shown_names = []
         for run in members:
-            name = headline_name(run.report)
-            metric = next((m for m in run.report.metrics if m.name == name), None)
-            if metric is None or metric.value is None:
+            metrics = {m.name: m for m in run.report.metrics}
+            names = headline(run.report)
+            shown = [metrics[name] for name in names if metrics[name].value is not None]
+            if not shown or shown[0].name != names[0]:
                 body.append(f'<tr data-run="{escape(run.run_dir)}"><th>{escape(run.label)}</th>'
                             f'<td colspan="4" class="empty">no scored items</td></tr>')
                 continue
-            headlines.append(name)
-            chance = "" if metric.chance is None else f"{metric.chance:.1f}"
-            stated = nominal_chance(benchmark, protocol, name)
-            if stated is not None and (metric.chance is None or abs(stated - metric.chance) >= 0.05):
-                chance += f' <span class="paper-chance" title="the chance the paper states">paper {stated:.1f}</span>'
-            paper = "; ".join(f"{escape(row.label)} {row.values[name]:.1f} ({escape(row.source)})"
-                              for row in same_model_rows(benchmark, protocol, run.report.model, [name])
-                              if name in row.values)
-            said = verdict(metric, order_ablation(run, runs, configs, outcomes))
-            cls = "sig" if metric.significant else "below" if metric.below_chance else ""
-            body.append(f'<tr data-run="{escape(run.run_dir)}" data-metric="{escape(name)}">'
-                        f'<th>{escape(run.label)}<div class="metric">{escape(split_name(name)[1])}</div></th>'
-                        f'<td class="{cls}">{_interval(metric)}</td><td>{chance}</td>'
-                        f'<td class="paper-rows">{paper or "–"}</td><td class="verdict">{escape(said)}</td></tr>')
-        for name in OrderedDict.fromkeys(headlines):
+            shown_names += [m.name for m in shown]
+            body.append(_row(run, shown[0], True, verdict(shown[0], order_ablation(run, runs, configs, outcomes))))
+            body += [_row(run, metric, False, verdict(metric)) for metric in shown[1:]]
+        for name in OrderedDict.fromkeys(shown_names):
             rows = [row for row in quoted_rows(benchmark, protocol, [name]) if name in row.values]
             if rows:
                 listed = " · ".join(f"{escape(r.label)} {r.values[name]:.1f}" for r in rows)
                 sources = ", ".join(OrderedDict.fromkeys(r.source for r in rows))
                 body.append(f'<tr class="quoted"><td colspan="5">the paper ({escape(sources)}), '
                             f'{escape(split_name(name)[1])}: {listed}</td></tr>')
-    return ('<table class="summary"><colgroup><col class="c-run"><col class="c-value"><col class="c-chance">'
-            '<col class="c-paper"><col class="c-verdict"></colgroup><thead><tr><th>run · headline metric</th>'
-            '<th>value [95% CI]</th><th>chance</th><th>paper, same model</th><th>verdict</th></tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')
+    return ('<div class="scroll"><table class="summary"><colgroup><col class="c-run"><col class="c-value">'
+            '<col class="c-chance"><col class="c-paper"><col class="c-verdict"></colgroup><thead><tr>'
+            '<th>run · headline metric</th><th>value [95% CI]</th><th>chance</th><th>paper, same model</th>'
+            f'<th>verdict</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>')

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ...benchmarks import BENCHMARKS
+from ..headline import ABOVE, mark_of
 from ..pairing import HEADLINE_ITEMS, load_outcomes
 from ...protocols import Outcome
 from ..report import ScoredRun, format_difference, format_p, other_reading, quoted_rows, reading_line, split_name
@@ -186,7 +187,8 @@ def write_table_latex(tables: list[PaperTable], path: str) -> None:
             for column in table.columns:
                 metric = metrics.get("/".join(column))
                 text = _value(metric)
-                cells.append(rf"\textbf{{{text}}}" if metric is not None and metric.significant and text else text)
+                above = metric is not None and mark_of(metric) == ABOVE
+                cells.append(rf"\textbf{{{text}}}" if above and text else text)
             lines.append(latex_escape(run.label) + " & " + " & ".join(cells) + r" \\")
         for _, label, cells in other_rows(table):  # the other reading, where it differs
             lines.append(r"\textit{" + latex_escape(label) + "} & " + " & ".join(map(latex_escape, cells)) + r" \\")
