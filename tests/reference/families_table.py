@@ -1,7 +1,8 @@
-"""The table of every video-capable architecture of the installed transformers, as docs/models.md
-gives it ("Every video architecture"): built by timefoil, shown through its own processor (the
-open path, with what ``check_open_families.py`` found on its tiny model), matched by ``clip:``,
-or refused with the reason.
+"""The table of every architecture of the installed transformers that ``hf:`` or ``clip:`` could be
+asked to show a video (every image-text-to-text and multimodal LM, and every architecture with a
+video processor), as docs/models.md gives it ("Every video architecture"): built by timefoil,
+shown through its own processor (the open path, with what ``check_open_families.py`` found on its
+tiny model), matched by ``clip:``, or refused with the reason it is refused at load.
 
     PYTHONPATH=src python tests/reference/families_table.py        # rewrite the table in docs/models.md
 
@@ -28,13 +29,46 @@ CONTRASTIVE = {"pe_video": "`clip:` (PE-Video: whole-clip video embeddings)",
 def architectures() -> list[str]:
     from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
 
-    return sorted(set(VIDEO_PROCESSOR_MAPPING_NAMES) | set(IMAGE_ONLY_FOR_VIDEO) | set(CONTRASTIVE))
+    from timefoil.models.local.hf_loading import language_model_types
+
+    return sorted(set(VIDEO_PROCESSOR_MAPPING_NAMES) | language_model_types() | set(IMAGE_ONLY_FOR_VIDEO)
+                  | set(CONTRASTIVE))
+
+
+def processor_parts(model_type: str) -> set[str] | None:
+    """The parts of the processor transformers names for ``model_type`` (image_processor,
+    video_processor, feature_extractor...), None where it names none or its class cannot be read
+    here (it needs a package not installed)."""
+    import inspect
+
+    import transformers
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+    name = PROCESSOR_MAPPING_NAMES.get(model_type)
+    cls = getattr(transformers, name, None) if name else None
+    if cls is None:
+        return None
+    try:
+        return set(cls.get_attributes())
+    except Exception:  # noqa: BLE001 - a class that needs a missing package: read its signature
+        params = inspect.signature(cls.__init__).parameters
+        if any(p.kind is p.VAR_POSITIONAL for p in params.values()):
+            return None
+        return set(params)
+
+
+def frames_as(model_type: str) -> str:
+    """What the open path shows the frames as: a video where its processor has a video processor."""
+    parts = processor_parts(model_type)
+    if parts is None:
+        return "video, else images"
+    return "video" if "video_processor" in parts else "images"
 
 
 def row(model_type: str, results: dict) -> str:
     from timefoil.models.families import FAMILIES
     from timefoil.models.local.hf_loading import language_model_types
-    from timefoil.models.local.hf_open import REFUSED
+    from timefoil.models.local.hf_open import why_refused
 
     if model_type in FAMILIES:
         spec = FAMILIES[model_type]
@@ -47,8 +81,13 @@ def row(model_type: str, results: dict) -> str:
     if model_type not in language_model_types():
         return (f"| `{model_type}` | refused: a video encoder or classifier without a language head, so it "
                 f"answers no request kind | | | n/a |")
-    if model_type in REFUSED:
-        return f"| `{model_type}` | refused: {REFUSED[model_type]} | | | n/a |"
+    why = why_refused(model_type)
+    if why:
+        return f"| `{model_type}` | refused: {why} | | | n/a |"
+    parts = processor_parts(model_type)
+    if parts is not None and not parts & {"image_processor", "video_processor"}:
+        return (f"| `{model_type}` | refused: its processor takes no images or video (speech, protein...), so it "
+                "cannot be shown frames | | | n/a |")
     found = results.get(model_type)
     if not found:
         verified = "not verified on a tiny model"
@@ -62,7 +101,7 @@ def row(model_type: str, results: dict) -> str:
         reason = found.get("error") or found.get("first_error") or ", ".join(
             k for k in ("inputs_equal", "logits_equal", "generation_equal") if not found.get(k))
         verified = f"failed on its tiny model ({reason})"
-    shown = (found or {}).get("shown_as", "video, else images")
+    shown = (found or {}).get("shown_as") or frames_as(model_type)
     return (f"| `{model_type}` | its own processor (the open path) | {shown} | {verified} | "
             "off (one prompt per forward) |")
 

@@ -9,8 +9,8 @@ from . import shrink, tiny_tokenizer
 
 MODEL_TYPE = "qwen2_5_omni"
 SHOWN_AS = "video"
-NOTE = ("answered by its thinker (the talker that speaks is not used); its processor times the video by its own "
-        "fps argument (default 2.0), not the frames' metadata, as its model card's call does")
+NOTE = ("answered by its thinker (the talker that speaks is not used); its processor spaces the video's temporal "
+        "positions by its own fps argument (default 2.0), not the frames' metadata: timefoil passes the sampling rate")
 
 # the real patches: the processor's own defaults (which outrank the video processor's settings)
 # ask for at least 128 * 28 * 28 pixels a frame, 512 tokens for 8 frames of 28-pixel merged patches
