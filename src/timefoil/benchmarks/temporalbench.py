@@ -136,7 +136,10 @@ def load(data_dir: str, subset: str = "short_qa", format: str = "binary") -> lis
 # The released scorer, get_qa_acc.py at 62f88ab9a93699cb45f89c6e9ac034e2b83fcb39: line 49 compares
 # GT with the reply's first character in lower case ("Answer: B" is A); binary accuracy divides by
 # every answer (line 92), MBA by every video (line 94). An empty reply raises at line 49, outside
-# any try, and stops the script; timefoil counts it wrong.
+# any try, and stops the script; timefoil counts it wrong. Long QA is scored by the same script
+# (--data_json temporalbench_long_qa.json). Captioning: get_captioning_score.py computes only the
+# all-MiniLM-L6-v2 similarity, which the generation protocol's equals (each checked by
+# tests/benchmarks/test_temporalbench_released.py on the numbers the scripts printed).
 # The per-source tables' order (the seven sources as the specification lists them) and the
 # categories' order, as get_qa_acc.py prints them (lines 110-119: the paper's seven word-level
 # categories with event order, the event-level one, before "Others").

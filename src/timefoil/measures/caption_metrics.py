@@ -5,6 +5,9 @@ lower-cased word tokens without punctuation; corpus BLEU with the closest-refere
 penalty; ROUGE-L F with beta = 1.2 against the best reference; CIDEr-D with document
 frequencies over the reference sets, clipped candidate counts and a Gaussian length penalty
 (sigma 6), times 10. Values can differ slightly from other implementations' tokenisers.
+TemporalBench releases no code for these; its get_captioning_score.py computes the embedding
+similarity alone, which ``embedding_similarity`` equals (an empty caption embedded as written, the
+first 256 word pieces kept).
 """
 from __future__ import annotations
 
