@@ -1,16 +1,15 @@
 """MiniMax-M3: the template writes ``]<]video[>[`` for a video; the processor writes each temporal
 patch as ``]<]<seconds> seconds[>[`` then ``]<]start of image[>[``, one ``]<]video[>[`` per merged
 patch, ``]<]end of image[>[``. Its processor never resizes video frames (``do_resize`` is off in
-the processor's own defaults), so the patch size is one that 60x80 frames divide into."""
+the processor's own defaults), so the patch size is one that 60x80 frames divide into. The
+architecture is refused at load (hf_open.REFUSED): with its released patch size x merge size (28)
+most videos' frames fail in the processor; the check shows the line it is refused in."""
 from __future__ import annotations
 
 from . import tiny_tokenizer
 
 MODEL_TYPE = "minimax_m3_vl"
 SHOWN_AS = "video"
-# what a researcher must know that the check cannot show: the table prints it
-NOTE = ("its processor does not resize video frames by default: frames whose sides are not multiples of "
-        "patch size x merge size (28) fail in the processor")
 
 # the hub template: ]~!b[ opens the text with a fixed system turn, each turn is ]~b]<role>\n...[e~[\n
 # (a system message is the "developer" turn, the assistant is "ai"), a visual item is its placeholder
