@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.table import Table
 
-from ..reports.fit import PIPED, print_table
-from ..reports.report import headline_table, load_scored, make_console, print_runs
+from ..reports.fit import print_table
+from ..reports.report import ScoredRun, headline_table, load_scored, make_console, print_runs
 from ..execution.config import RunConfig
 from ..execution.runner import run
 from ..synth import generate
@@ -62,11 +62,10 @@ def run_demo(out: str, per_family: int = 6, console: Console | None = None) -> l
             console.print(f"skipped {spec.model}: {exc}", style="yellow")
             continue
         done.append((spec, run_dir))
-    scored = [load_scored(d) for _, d in done]
-    print_table(console, summary_table(done, scored), keep=3)
+    scored = print_summary(done, console)
     tables = os.path.join(out, "tables.txt")
-    with open(tables, "w", encoding="utf-8") as handle:  # every table whole, as piped output has them
-        print_runs(scored, Console(file=handle, width=PIPED))
+    with open(tables, "w", encoding="utf-8") as handle:  # a file: every table whole, as piped output has them
+        print_runs(scored, make_console(handle))
     from ..reports.html import write_html
 
     html = write_html([d for _, d in done], os.path.join(out, "report.html"), thumbnails=True)
@@ -75,7 +74,14 @@ def run_demo(out: str, per_family: int = 6, console: Console | None = None) -> l
     return [d for _, d in done]
 
 
-def summary_table(done: list[tuple[DemoRun, str]], scored) -> Table:
+def print_summary(done: list[tuple[DemoRun, str]], console: Console) -> list[ScoredRun]:
+    """The demo's summary, fitted to ``console``; the runs as scored, for their full tables."""
+    scored = [load_scored(d) for _, d in done]
+    print_table(console, summary_table(done, scored), keep=3)
+    return scored
+
+
+def summary_table(done: list[tuple[DemoRun, str]], scored: list[ScoredRun]) -> Table:
     """One row per run: its headline figures, as the report and ``score --json`` name them, with
     interval and chance, and what the model shows (fits 100 columns)."""
     return headline_table([(spec.model, spec.protocol, run) for (spec, _), run in zip(done, scored)],

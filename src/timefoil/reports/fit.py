@@ -104,8 +104,11 @@ def fitted(console: Console, table: Table, keep: int = 1) -> list[RenderableType
     if not groups or any(needed_width(console, _part(table, list(range(keep)) + g, None)) > width for g in groups):
         return _records(table, keep)
     title = _plain(table.title)
-    return [_part(table, list(range(keep)) + group, f"{title} ({k} of {len(groups)})" if title else None)
-            for k, group in enumerate(groups, 1)]
+    parts = [_part(table, list(range(keep)) + group, f"{title} ({k} of {len(groups)})" if title else None)
+             for k, group in enumerate(groups, 1)]
+    for part in parts:  # as wide as its title, where the terminal allows: "(2 of 3)" on one line
+        part.min_width = min(len(_plain(part.title)), width)
+    return parts
 
 
 def print_table(console: Console, table: Table, keep: int = 1) -> None:
