@@ -38,7 +38,7 @@ DEMO_RUNS = [
     DemoRun("bag-of-frames", "similarity", "order-blind: ties, so loses, wherever only order differs"),
     DemoRun("constant", "similarity", "equal scores everywhere: every comparison ties, ties lose"),
     DemoRun("random", "entailment", "chance for StrictVLE is 25%, not 50%"),
-    DemoRun("constant", "choice", "always A: accuracy 50 at chance, yet bias -100 and A∧B 0", order="both"),
+    DemoRun("constant", "choice", "always A: accuracy at chance, yet bias -100, A∧B 0", order="both"),
     DemoRun("blind-lm", "entailment", "a language model without the video: the language prior", blind=True),
     DemoRun("blind-lm", "choice", "the same, choosing letters; its bias shows", order="both", blind=True,
             model_args={"choice_reading": "letters"}),
