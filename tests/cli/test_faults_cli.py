@@ -166,6 +166,28 @@ FAULTS += [
 ]
 
 
+# A newcomer's mistakes: usage errors (exit 2) in one line that says what to do, at once, before
+# any model or data loads
+FAULTS += [
+    Fault("benchmark misspelt", lambda t: ["run", "vinogrond", "--model", "random", "--out", str(t / "run")], 2,
+          r"^Error: unknown benchmark 'vinogrond' \(did you mean vinoground\?\); available: .*vinoground",
+          nothing_written),
+    Fault("model misspelt", lambda t: run_args(t, "--model", "bag-of-frame"), 2,
+          r"^Error: unknown model 'bag-of-frame' \(did you mean bag-of-frames\?\); available: ", nothing_written),
+    Fault("protocol misspelt", lambda t: run_args(t, "--protocol", "choise"), 2,
+          r"unknown protocol 'choise' \(did you mean choice\?\); available: similarity, ", nothing_written),
+    Fault("model option misspelt", lambda t: run_args(t, "--model-arg", "sead=3"), 2,
+          r"^Error: unknown model option 'sead' \(did you mean seed\?\); accepted: seed$", nothing_written),
+    Fault("hf: folder that does not exist", lambda t: run_args(t, "--model", "hf:/nonexistent/qwen"), 2,
+          r"^Error: hf:/nonexistent/qwen: no folder /nonexistent/qwen here, and '/nonexistent/qwen' is no hub id "
+          r"\(owner/name, e\.g\. Qwen/Qwen2-VL-7B-Instruct\): is the path right\?$", nothing_written),
+    Fault("hf: hub id offline, not cached", lambda t: run_args(t, "--model", "hf:acme/no-such-video-llm"), 2,
+          r"^Error: hf:acme/no-such-video-llm: no folder acme/no-such-video-llm here, and the hub id "
+          r"acme/no-such-video-llm is not in the local Hugging Face cache while HF_HUB_OFFLINE is set",
+          nothing_written, env={"HF_HUB_OFFLINE": "1"}),
+]
+
+
 def pe_video_run(tmp_path, **processor) -> list[str]:
     """A run of a tiny PE-Video folder whose video processor configuration has ``processor``
     merged in. The subprocess has no timm (nor torchvision) and no stand-in for it."""

@@ -247,7 +247,8 @@ def test_model_options_are_typed_by_the_adapters_signature():
         {"seed": 7, "timeout": 2.5, "logprobs": False}
     assert load_model("random", {"seed": "5"}).seed == 5
     assert load_model("bag-of-frames", {"tolerance": "9"}).tolerance == 9
-    with pytest.raises(ValueError, match="unknown model option 'batch'; accepted: .*batch_size"):
+    with pytest.raises(ValueError, match=r"unknown model option 'batch' \(did you mean batch_size\?\); accepted: "
+                                         r".*batch_size"):
         typed_options(HFGenerative, {"batch": "3"})
     with pytest.raises(ValueError, match="batch_size: expected int, got 'many'"):
         typed_options(HFGenerative, {"batch_size": "many"})

@@ -2,9 +2,7 @@
 
 The commands are imported on first use of a name below, not when this package loads: the
 ``timefoil`` entry point (``entry.run``) must have its Ctrl-C handler in place before the
-commands bring in numpy and the benchmarks."""
-from __future__ import annotations
-
+commands bring in numpy and the benchmarks (so not even ``from __future__`` runs before it)."""
 __all__ = ["FiniteRange", "frames_list", "main"]
 
 

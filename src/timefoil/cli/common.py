@@ -1,7 +1,8 @@
 """What every command shares: option types, argument parsing and the one-line failure policy.
 
 Exit codes: 0 done; 1 a run that could not start or a command that failed (one line says why);
-2 a usage error (click); 3 a run that finished but with failed requests above --max-error-rate.
+2 a usage error (click's, an unknown name, a model spec that names nothing); 3 a run that finished
+but with failed requests above --max-error-rate.
 """
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import os
 import click
 
 from ..benchmarks import DataError
+from ..core.registry import UnknownName, did_you_mean
 from ..core.redaction import redact
 from ..execution.config import RunError
 from ..execution.store import StoreWriteError
+from ..models.hub import SpecError
 from ..protocols import PROTOCOLS
 from ..protocols.readings import MEANT, READINGS
 from ..video.decode import VideoError
@@ -34,6 +37,9 @@ class ProtocolChoice(click.Choice):
 
     def convert(self, value, param, ctx):
         self.choices = list(PROTOCOLS)
+        if value not in self.choices:
+            self.fail(f"unknown protocol {value!r}{did_you_mean(value, self.choices)}; available: "
+                      f"{', '.join(self.choices)}", param, ctx)
         return super().convert(value, param, ctx)
 
 
@@ -52,6 +58,12 @@ class Failure(click.ClickException):
     pass
 
 
+class Misused(click.ClickException):
+    """A usage error said in one line (an unknown name, a model spec naming nothing): exit 2."""
+
+    exit_code = 2
+
+
 def guard(fn):
     """Known failures become one clear line, never a traceback; an error a Ctrl-C caused (Python
     3.11 turns one raised in a class's __set_name__ into a RuntimeError) is the Ctrl-C."""
@@ -63,6 +75,8 @@ def guard(fn):
         except Exception as exc:
             if caused_by_ctrl_c(exc):
                 raise Interrupted() from None
+            if isinstance(exc, (UnknownName, SpecError)):
+                raise Misused(redact(str(exc))) from None
             if isinstance(exc, (RunError, StoreWriteError, DataError, VideoError, ValueError, FileNotFoundError,
                                 ImportError)):
                 raise Failure(redact(str(exc))) from None
