@@ -22,6 +22,26 @@ class Commands(click.Group):
         except KeyboardInterrupt:
             raise Interrupted() from None
 
+    def format_commands(self, ctx, formatter) -> None:
+        """Each command with the whole first sentence of its help, wrapped to the terminal (click
+        cut them at 45 characters with "...")."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, first_sentence(command.help or command.short_help or "")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def first_sentence(text: str) -> str:
+    """The help's first sentence, on one line: up to the first full stop that ends a sentence."""
+    words = " ".join(text.split("\n\n")[0].split())
+    end = next((i + 1 for i, c in enumerate(words) if c == "." and (i + 1 == len(words) or words[i + 1] == " ")
+                and not words[:i].endswith(("e.g", "i.e", "etc"))), len(words))
+    return words[:end]
+
 
 @click.group(cls=Commands)
 @click.version_option(package_name="timefoil")

@@ -22,7 +22,18 @@ from .app import main
 from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, key_values, reading_option
 
 
-@main.command("run")
+def _run_epilog() -> str:
+    from ..benchmarks import BENCHMARKS
+
+    return ("Benchmarks: " + ", ".join(sorted(BENCHMARKS)) + "; all: the five papers' (with --data-root).\n\n"
+            "Models (--model): random, constant, bag-of-frames (reference models); hf:<hub id or folder> (a "
+            "video LLM or a text LM through transformers); clip:<hub id or folder>, openclip:<arch>:<tag> "
+            "(contrastive); openai:<model>@<url>, gemini:<model>, anthropic:<model> (served); blind-lm, blind-embed "
+            "(text only); and any installed plugin.\n\nEvery benchmark, protocol, model, metric and paper number, "
+            "with options: timefoil list. Examples: README.md and docs/running.md.")
+
+
+@main.command("run", epilog=_run_epilog())
 @click.argument("benchmark")
 @click.option("--model", "model_spec", required=True, help="e.g. random, constant, bag-of-frames")
 @click.option("--model-arg", multiple=True, help="adapter option key=value (repeatable)")
