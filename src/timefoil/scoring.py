@@ -37,6 +37,9 @@ class SummarySpec:
     rename: dict[str, str] = field(default_factory=dict)  # e.g. {"accuracy": "T"}
     multichoice_rename: dict[str, str] | None = None  # used instead where every item has 3+ options
     categories: bool = True
+    # the paper's headline metric per protocol where it is not the first averaged one (VITATECS's
+    # retrieval table leads with R@10 of all queries)
+    headline: dict[str, str] = field(default_factory=dict)
     # kinds of category, each with its values in the paper's order (TemporalBench's source datasets
     # and its categories): each kind is a table of its own, its sections in that order
     category_kinds: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -269,7 +272,8 @@ def headline_names(names: Sequence[str], protocol: str, spec: SummarySpec) -> li
     """The overall numbers every summary of a run shows (the terminal, the HTML summary and
     leaderboard, ``score --json``), the headline first. The headline is the benchmark's headline
     metric, the one it averages over tests (pooled where the run has one test); else its group
-    score (TemporalBench's MBA); else the protocol's first metric. Beside it: the protocol's first
+    score (TemporalBench's MBA); else the protocol's first metric; a benchmark may declare it per
+    protocol (``SummarySpec.headline``). Beside it: the protocol's first
     metric where the headline is another, and a choice's A∧B and bias; each averaged over tests
     where the benchmark averages it, as the headline is."""
     overall = [name for name in names if name.startswith("overall/")]
@@ -281,7 +285,9 @@ def headline_names(names: Sequence[str], protocol: str, spec: SummarySpec) -> li
 
     first = next((n.removeprefix("overall/") for n in overall if not n.startswith("overall/average ")), None)
     averages = averaged_metrics(spec, protocol)
-    headline = next((name for metric in (*averages[:1], spec.group_metric, first) if (name := found(metric))), None)
+    declared = spec.headline.get(protocol)
+    headline = next((name for metric in (declared, *averages[:1], spec.group_metric, first)
+                     if metric and (name := found(metric))), None)
     if headline is None:
         return []
     beside = [found(metric) for metric in (first, *ORDER_FIGURES)]

@@ -61,7 +61,8 @@ BENCHMARK = Benchmark(
     # "Avg.": the mean of the six aspects, for accuracy (Table 3) and for every recall row (Table 7)
     summary=SummarySpec(tests=tuple(a.lower() for a in ASPECTS), categories=False,
                         average={"similarity": "accuracy", "choice": "accuracy",
-                                 "retrieval": tuple(f"R@{k} {row}" for row in RECALL_ROWS for k in (1, 5, 10))}),
+                                 "retrieval": tuple(f"R@{k} {row}" for row in RECALL_ROWS for k in (1, 5, 10))},
+                        headline={"retrieval": "R@10 All"}),  # Table 7 quotes R@10
     table={"similarity": ("accuracy",), "choice": ("accuracy", "A∧B"), "entailment": ("ClassicVLE",),
            "retrieval": tuple(f"R@10 {row}" for row in RECALL_ROWS)},
     quoted=paper_rows("similarity", "Table 3", ("overall/average accuracy",), {
