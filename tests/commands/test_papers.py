@@ -151,3 +151,43 @@ def test_prepare_all_checks_each_folder_and_says_where_missing_files_come_from(d
     assert "they come from the Hugging Face dataset katha-ai-iiith/VELOCITI: timefoil prepare velociti" in done.output
     assert done.output.strip().splitlines()[-1] == ("Error: 2 of 5 benchmarks not ready (velociti, vilma): each line "
                                                     "above says where its files come from")
+
+
+def test_report_on_the_folder_prints_one_card_beside_the_papers_rows_for_the_same_model(data, tmp_path):
+    """A model whose name has every word of a paper row's model ("LLaVA-OneVision-7B") is shown
+    beside that row: VELOCITI's Table 2 average StrictVLE 32.1, TemporalBench's MBA 13.31."""
+    MODELS.register(ModelLoader("llava-onevision-7b", lambda arg, options, cache_dir: Counted(), "test"))
+    try:
+        done = timefoil("run", "all", "--model", "llava-onevision-7b", "--data-root", data, "--out",
+                        str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"))
+        assert done.exit_code == 0, done.output
+        card = CliRunner().invoke(main, ["report", str(tmp_path / "out"), "--html", str(tmp_path / "r.html"),
+                                         "--no-thumbnails"], terminal_width=200)
+    finally:
+        MODELS.pop("llava-onevision-7b")
+    assert card.exit_code == 0, card.output
+    lines = card.output.splitlines()
+    assert lines[0].strip() == f"card: {tmp_path / 'out'}"
+    rows = lines[:lines.index(next(line for line in lines if line.startswith("temporalbench · choice")))]
+    flat = " ".join(" ".join(rows).split())
+    for benchmark, protocol in (("temporalbench", "choice"), ("velociti", "entailment"), ("vilma", "similarity"),
+                                ("vinoground", "choice"), ("vitatecs", "similarity")):
+        assert f"{benchmark} · {protocol}" in flat
+    velociti = next(line for line in rows if "velociti · entailment" in line)
+    temporalbench = next(line for line in rows if "temporalbench · choice" in line)
+    assert velociti.split()[-4:] == ["32.1", "LLaVA-OneVision-7B", "(Table", "2)"]
+    assert temporalbench.split()[-5:] == ["13.31", "LLaVA-OneVision-7B,", "1", "frame", "(paper)"]
+    assert "headline figures" not in [line.strip() for line in lines]  # the card stands for that table
+    scored = json.loads(CliRunner().invoke(main, ["score", str(tmp_path / "out" / "velociti-entailment"),
+                                                  "--json"]).output)
+    headline = next(m for m in scored["metrics"] if m["name"] == scored["headline"][0])
+    assert f"{headline['value']:.1f}" in " ".join(line for line in rows if "velociti" in line)
+    page = (tmp_path / "r.html").read_text()
+    assert page.count('data-run="') >= 5 and "32.1" in page
+
+
+def test_report_on_a_folder_without_runs_says_so(tmp_path):
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    done = CliRunner().invoke(main, ["report", str(tmp_path / "empty")])
+    assert done.exit_code == 1
+    assert done.output.strip().endswith("is not a run directory (no run.json) and holds none in its folders")

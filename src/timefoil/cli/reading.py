@@ -60,15 +60,23 @@ def check(run_dir: str, no_plan: bool) -> None:
 @reading_option
 @guard
 def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thumbnails, reading):
-    """Tables of one or more runs, side by side; optionally an HTML report and exports."""
-    from ..reports.report import load_scored, print_runs
+    """Tables of one or more runs, side by side; optionally an HTML report and exports. A folder
+    of runs (what run all or a frames sweep writes) stands for its runs, led by one card: a row
+    per run with its headline figures beside the paper's row for the same model."""
+    from ..reports.card import print_card, run_dirs_in
+    from ..reports.report import load_scored, make_console, print_runs
     from ..execution.store import RUN_FILES
 
     # Other files beside a run's own are harmless (a report.html kept with its run); its own are not.
     for written in (html_path, csv_path, json_path, latex_path):
         refuse_output_inside(written, [os.path.join(d, name) for d in run_dirs for name in RUN_FILES])
+    folders = [d for d in run_dirs if run_dirs_in(d) != [d]]
+    run_dirs = [run for d in run_dirs for run in run_dirs_in(d)]
     runs = [load_scored(d, reading) for d in run_dirs]
-    print_runs(runs)
+    console = make_console()
+    if folders:
+        print_card(runs, console, title=f"card: {', '.join(folders)}")
+    print_runs(runs, console, headlines=not folders)
     if csv_path or json_path or latex_path:
         from ..reports.html import paper_tables, write_table_csv, write_table_json, write_table_latex
 

@@ -235,7 +235,9 @@ LEGEND = (f"{RULE} · ±: half-width of the 95% CI · c: that number's chance ·
           "the other reading of the answers, where it differs")
 
 
-def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
+def print_runs(runs: list[ScoredRun], console: Console | None = None, headlines: bool = True) -> None:
+    """Each run's tables, runs of one benchmark side by side, then the headline figures of all
+    (``headlines`` False: a card printed before them shows those)."""
     console = console or make_console()
     # marked here too: ``score`` swaps in the report it scored itself
     runs = [replace(run, report=with_marks(run.report)) for run in runs]
@@ -253,23 +255,29 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None) -> None:
             by_test = tests_table(group)
             if by_test is not None:
                 print_table(console, by_test)
-    print_table(console, headline_table([(run.label, f"{run.report.benchmark} · {run.report.protocol}", run)
-                                         for run in runs], "headline figures"), keep=3)
+    if headlines:
+        print_table(console, headline_table([(run.label, f"{run.report.benchmark} · {run.report.protocol}", run)
+                                             for run in runs], "headline figures"), keep=3)
     say(console, LEGEND, style="dim")
 
 
 def headline_table(rows: list[tuple[str, str, ScoredRun]], title: str, notes: list[str] | None = None,
-                   heads: tuple[str, str, str] = ("run", "benchmark · protocol", "shows")) -> Table:
+                   heads: tuple[str, str, str] = ("run", "benchmark · protocol", "shows"),
+                   papers: list[tuple[list[str], str]] | None = None) -> Table:
     """One row per (name, where, run): the run's headline figures, a line each (the headline
     first, then accuracy, A∧B and bias where they stand beside it), with interval and chance;
     and a note per run where ``notes`` are given. ``heads``: the names of the first two columns
-    and of the notes'."""
+    and of the notes'. ``papers``: per run, the paper's number beside each figure ("" where it
+    quotes none) and whose row it is."""
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
     for name in heads[:2]:  # labels: they may wrap between words, the figures' lines may not
         table.add_column(name)
     table.add_column("metric", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("chance", justify="right", no_wrap=True)
+    if papers is not None:
+        table.add_column("paper", justify="right", no_wrap=True)
+        table.add_column("paper's row, same model")
     if notes is not None:
         table.add_column(heads[2], max_width=30)
     for index, (name, where, run) in enumerate(rows):
@@ -288,6 +296,9 @@ def headline_table(rows: list[tuple[str, str, ScoredRun]], title: str, notes: li
                     values.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
             chances.append("" if metric.chance is None else f"{metric.chance:.1f}")
         cells = [name, where, "\n".join(split_name(m.name)[1] for m in shown) or "–", values, chances]
+        if papers is not None:
+            numbers, whose = papers[index]
+            cells += ["\n".join(numbers[:len(shown)]), whose]
         table.add_row(*cells, *([notes[index]] if notes is not None else []))
     return table
 
