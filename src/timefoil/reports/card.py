@@ -4,16 +4,13 @@ the same model where the paper has one; the per-benchmark tables follow it."""
 from __future__ import annotations
 
 import os
-import re
 
 from rich.console import Console
 
 from ..execution.store import CONFIG
 from .fit import print_table
 from .headline import headline
-from .report import ScoredRun, headline_table, same_model_rows
-
-_COVERAGE = re.compile(r" \(\d+ of \d+ tests\)$")  # an average over fewer tests than the paper's says so
+from .report import ScoredRun, headline_table, paper_numbers
 
 
 class NoRuns(ValueError):
@@ -40,16 +37,16 @@ def run_dirs_in(path: str, depth: int = 2) -> list[str]:
 
 
 def beside_paper(run: ScoredRun) -> tuple[list[str], str]:
-    """The paper's number beside each of the run's headline figures, from its row for the same
-    model (the first such row), and whose row it is; "–" where the paper has none."""
+    """The paper's number beside each of the run's headline figures, from its first row for the
+    same model, and whose row it is; "–" where the paper has none (as the HTML summary shows)."""
     report = run.report
     names = [name for name in headline(report) if any(m.name == name for m in report.metrics)]
-    wanted = [_COVERAGE.sub("", name) for name in names]
-    rows = same_model_rows(report.benchmark, report.protocol, report.model, wanted)
-    if not rows:
+    found = [paper_numbers(report.benchmark, report.protocol, report.model, name) for name in names]
+    row = next((row for numbers in found for row, _ in numbers), None)
+    if row is None:
         return [], "–"
-    row = rows[0]
-    return [f"{row.values[name]:g}" if name in row.values else "" for name in wanted], f"{row.label} ({row.source})"
+    said = [next((f"{value:g}" for other, value in numbers if other is row), "") for numbers in found]
+    return said, f"{row.label} ({row.source})"
 
 
 def print_card(runs: list[ScoredRun], console: Console, title: str = "card") -> None:

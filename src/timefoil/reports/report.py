@@ -207,6 +207,17 @@ def same_model_rows(benchmark: str, protocol: str, model: str, names: list[str])
             if (words := _words(re.split(r"[,(]", row.label)[0])) and words <= spec]
 
 
+_COVERAGE = re.compile(r" \(\d+ of \d+ tests\)$")  # "average X (3 of 7 tests)": the paper's average X
+
+
+def paper_numbers(benchmark: str, protocol: str, model: str, name: str) -> list[tuple[object, float]]:
+    """(row, number) of each paper row for the same model that quotes metric ``name``; an
+    average over fewer tests than the paper's stands beside the paper's average."""
+    name = _COVERAGE.sub("", name)
+    return [(row, row.values[name]) for row in same_model_rows(benchmark, protocol, model, [name])
+            if name in row.values]
+
+
 def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     report = run.report
     lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "

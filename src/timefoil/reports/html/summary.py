@@ -11,7 +11,7 @@ from ..pairing import HEADLINE_ITEMS, Comparison, compare, rights
 from ...protocols import Outcome
 from ..headline import ABOVE, BELOW, favours, headline, mark_of
 from ..report import (ScoredRun, format_difference, format_p, nominal_chance, other_reading, quoted_rows,
-                      same_model_rows, split_name)
+                      paper_numbers, split_name)
 from ...measures.stats import MetricValue
 
 ORDER_ABLATIONS = ("shuffled", "reversed")
@@ -77,8 +77,8 @@ def _row(run: ScoredRun, metric: MetricValue, first: bool, said: str) -> str:
     stated = nominal_chance(benchmark, protocol, name)
     if stated is not None and (metric.chance is None or abs(stated - metric.chance) >= 0.05):
         chance += f' <span class="paper-chance" title="the chance the paper states">paper {stated:.1f}</span>'
-    paper = "; ".join(f"{escape(row.label)} {row.values[name]:.1f} ({escape(row.source)})"
-                      for row in same_model_rows(benchmark, protocol, run.report.model, [name]) if name in row.values)
+    paper = "; ".join(f"{escape(row.label)} {value:g} ({escape(row.source)})"
+                      for row, value in paper_numbers(benchmark, protocol, run.report.model, name))
     mark = mark_of(metric)
     cls = "sig" if mark == ABOVE else "below" if mark == BELOW else ""
     label, kind = (escape(run.label), "") if first else ("", ' class="beside"')
