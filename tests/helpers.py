@@ -122,10 +122,18 @@ CLI_TIMEOUT_S = 300.0
 
 def cli(*args: str, timeout: float = CLI_TIMEOUT_S, env: dict[str, str] | None = None,
         **kwargs) -> subprocess.CompletedProcess:
-    """``timefoil ARGS`` in a fresh interpreter with one torch thread, bounded in time."""
+    """``timefoil ARGS`` in a fresh interpreter with one torch thread, bounded in time. Ctrl-C is
+    the default action there even where the suite was started with it ignored (nohup, a shell's
+    background job), since a program keeps an ignored SIGINT ignored and some rows send one."""
     environment = {**os.environ, "TIMEFOIL_THREADS": "1", "OMP_NUM_THREADS": "1", **(env or {})}
     return subprocess.run([sys.executable, "-m", "timefoil.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, env=environment, **kwargs)
+                          timeout=timeout, env=environment, preexec_fn=default_ctrl_c, **kwargs)
+
+
+def default_ctrl_c() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @functools.cache

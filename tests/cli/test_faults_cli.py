@@ -13,7 +13,7 @@ import time
 import pytest
 
 from faults import Fault, cli, run_fault
-from helpers import suite_on_disk
+from helpers import default_ctrl_c, suite_on_disk
 from helpers import run_ids, run_scores
 
 
@@ -248,7 +248,8 @@ def test_ctrl_c_at_any_moment_of_a_command_exits_130_with_one_line():
     assert whole.returncode == 0, whole.stderr
     interrupted = []
     for share in (0.15, 0.3, 0.45, 0.6, 0.75, 0.9):
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
+                                preexec_fn=default_ctrl_c)
         time.sleep(share * duration)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
