@@ -82,3 +82,27 @@ def test_three_merges_into_one_folder_at_once_leave_one_whole_run_and_one_line_f
     problems, counts = check_run(out)
     # the synthetic suite at one per family: 30 items asking 60 requests, each recorded once
     assert problems == [] and counts["records"] == counts["planned"] == 60, (problems, counts)
+
+
+def test_a_finished_writer_leaves_no_lock_and_a_lock_on_a_removed_file_is_taken_again(tmp_path):
+    """A run removes run.lock as it finishes, while still holding it. A writer that opened the file
+    just before then would lock a removed file that guards nothing: it opens the path again."""
+    import fcntl
+
+    from timefoil.execution.store import LOCK, RunLock
+
+    first = RunLock(str(tmp_path))
+    with first:
+        assert (tmp_path / LOCK).read_text() == str(os.getpid())
+    assert not (tmp_path / LOCK).exists()
+    late = RunLock(str(tmp_path))
+    stale = late._open()  # opened before the finishing writer removed it
+    os.unlink(tmp_path / LOCK)
+    opened = []
+    real_open = late._open
+    late._open = lambda: opened.append(1) or (stale if len(opened) == 1 else real_open())
+    with late:
+        assert len(opened) == 2 and (tmp_path / LOCK).exists()  # the removed file left, the path locked
+        with open(tmp_path / LOCK) as other, pytest.raises(OSError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    assert not (tmp_path / LOCK).exists()

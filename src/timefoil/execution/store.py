@@ -127,15 +127,19 @@ class RunLock:
     def __enter__(self) -> "RunLock":
         import fcntl
 
-        handle = self._open()
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.seek(0)
-            holder = handle.read().strip() or "unknown"
-            handle.close()
-            raise RunLocked(f"{os.path.dirname(self.path)} is being written by process {holder} ({LOCK}); "
-                            "wait for it to finish or stop it, then run again") from None
+        while True:
+            handle = self._open()
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.seek(0)
+                holder = handle.read().strip() or "unknown"
+                handle.close()
+                raise RunLocked(f"{os.path.dirname(self.path)} is being written by process {holder} ({LOCK}); "
+                                "wait for it to finish or stop it, then run again") from None
+            if self._still_there(handle):
+                break
+            handle.close()  # the writer before removed it as it finished: lock the file there now
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -145,8 +149,20 @@ class RunLock:
 
     def __exit__(self, *exc) -> None:
         if self.handle is not None:
+            try:  # removed while still held, so a finished run leaves no stale lock behind
+                os.unlink(self.path)
+            except OSError:
+                pass
             self.handle.close()  # closing releases the lock
             self.handle = None
+
+    def _still_there(self, handle) -> bool:
+        """The locked file is the one at the path: a writer that finished removes its lock file
+        while holding it, and a lock taken on the removed file would guard nothing."""
+        try:
+            return os.stat(self.path).st_ino == os.fstat(handle.fileno()).st_ino
+        except OSError:
+            return False
 
 
 # What a record holds, field by field, as timefoil writes it (records.records_for): every reader
