@@ -237,6 +237,9 @@ def test_demo_end_to_end(tmp_path):
     result = cli("demo", "--out", str(tmp_path / "demo"), "--per-family", "1")
     assert result.returncode == 0, result.stderr
     assert "what each model shows" in result.stdout and "bag-of-frames" in result.stdout
+    # piped, as a log gets it: a line as each of the seven runs ends, never silent for minutes
+    ended = [line for line in result.stdout.splitlines() if line.startswith("[") and " items in " in line]
+    assert [line.split("]")[0] for line in ended] == [f"[{n}/7" for n in range(1, 8)], ended
     summary = result.stdout.split("full tables:")[0].splitlines()  # the paths after it are the user's
     assert max(len(line.rstrip()) for line in summary) <= 100  # fits a 100-column terminal
     assert os.path.exists(tmp_path / "demo" / "runs" / "bag-of-frames-similarity" / "items.jsonl")

@@ -52,15 +52,19 @@ def run_demo(out: str, per_family: int = 6, console: Console | None = None) -> l
     items = generate(suite, per_family=per_family, seed=0)
     console.print(f"timefoil demo: {len(items)} synthetic items in {suite}")
     done: list[tuple[DemoRun, str]] = []
-    for spec in DEMO_RUNS:
+    for number, spec in enumerate(DEMO_RUNS, 1):
         run_dir = os.path.join(out, "runs", f"{spec.model}-{spec.protocol}")
         config = RunConfig("synth", spec.model, data_dir=suite, protocol=spec.protocol, order_policy=spec.order,
                            blind=spec.blind, model_args=dict(spec.model_args))
+        begun = time.perf_counter()
         try:
-            run(config, run_dir, cache_dir=os.path.join(out, "cache"), progress=False)
+            report = run(config, run_dir, cache_dir=os.path.join(out, "cache"), progress=False)
         except (ImportError, ModelUnavailable) as exc:
             console.print(f"skipped {spec.model}: {exc}", style="yellow")
             continue
+        # a line as each run ends: a log of the demo (piped, CI) is never silent for minutes
+        console.print(f"[{number}/{len(DEMO_RUNS)}] {spec.model} · {spec.protocol}: {report.items} items in "
+                      f"{time.perf_counter() - begun:.0f} s", markup=False, highlight=False)
         done.append((spec, run_dir))
     scored = print_summary(done, console)
     tables = os.path.join(out, "tables.txt")
