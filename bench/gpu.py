@@ -254,13 +254,20 @@ def run_entailment(name: str, model: HFGenerative, spec: tuple, args, device) ->
             "gpu_busy": shares.get("gpu_busy"), "htod_share": shares.get("htod_share")}
 
 
-def run_choice(name: str, model: HFGenerative, spec: tuple, args, device) -> dict:
+def choice_workload(model: HFGenerative, spec: tuple, seed: int):
+    """The choice questions of ``spec`` over their clips, and the frame source, warmed up."""
     videos, questions, frames, height, width, batch, tokens = spec
-    source_clips = clips(videos, frames, height, width, seed=1)
+    source_clips = clips(videos, frames, height, width, seed=seed)
     requests = choice_requests(source_clips, questions, tokens)
     model.batch_size = batch
     source = lambda ref, sampling: source_clips[ref.path]  # noqa: E731
     model.answer(requests[:2], source)
+    return requests, source
+
+
+def run_choice(name: str, model: HFGenerative, spec: tuple, args, device) -> dict:
+    videos, _, frames, _, _, _, tokens = spec
+    requests, source = choice_workload(model, spec, seed=1)
     start = synced()
     ours = model.answer(requests, source)
     t_ours = synced() - start
@@ -280,12 +287,8 @@ def run_choice(name: str, model: HFGenerative, spec: tuple, args, device) -> dic
 def run_decode(name: str, model: HFGenerative, spec: tuple, args, device) -> dict:
     """Decode steps shared across videos (the default) against video by video; "naive" here is
     video by video."""
-    videos, questions, frames, height, width, batch, tokens = spec
-    source_clips = clips(videos, frames, height, width, seed=2)
-    requests = choice_requests(source_clips, questions, tokens)
-    model.batch_size = batch
-    source = lambda ref, sampling: source_clips[ref.path]  # noqa: E731
-    model.answer(requests[:2], source)
+    videos, tokens = spec[0], spec[6]
+    requests, source = choice_workload(model, spec, seed=2)
     said, walls = {}, {}
     for shared in (True, False):
         model.decode_batching = shared

@@ -184,13 +184,17 @@ class WithProbabilities(Model):
         return [Answer(raw="yes" if x > .5 else "no", probs={"yes": x, "no": 1 - x}) for x in e]
 
 
-def test_velociti_entailment_read_from_probabilities_is_the_same_under_both_rules():
+def velociti_entailment_both_ways(model):
+    """Three chrono pairs answered by ``model``, scored by the meant and the released reading."""
     items = [pair_item(f"i{k}", f"i{k}", [f"pos {k}", f"neg {k}"], test="chrono") for k in range(3)]
     declared = get_benchmark("velociti")
-    records = answer_offline(items, "entailment", WithProbabilities())
+    records = answer_offline(items, "entailment", model)
     common = dict(benchmark="velociti", model="m", protocol="entailment", spec=declared.summary)
-    meant = score_records(records, **common)
-    released = score_records(records, **common, rule=declared.released)
+    return score_records(records, **common), score_records(records, **common, rule=declared.released)
+
+
+def test_velociti_entailment_read_from_probabilities_is_the_same_under_both_rules():
+    meant, released = velociti_entailment_both_ways(WithProbabilities())
     assert values(meant) == values(released) and values(meant)["overall/StrictVLE"] == (100.0, 3)
     assert released.released["read_differently"] == 0 and released.released["dropped"] == 0
 
@@ -220,12 +224,7 @@ class Tied(Model):
 def test_a_tie_of_yes_and_no_is_what_the_released_scorer_makes_of_it_and_the_text_under_the_meant_reading():
     """metrics.py computes e from the probabilities alone: 0.5 is neither Yes (> 0.5) nor No
     (< 0.5), so no positive counts right; the meant reading takes what the reply wrote (e = 1)."""
-    items = [pair_item(f"i{k}", f"i{k}", [f"pos {k}", f"neg {k}"], test="chrono") for k in range(3)]
-    declared = get_benchmark("velociti")
-    records = answer_offline(items, "entailment", Tied())
-    common = dict(benchmark="velociti", model="m", protocol="entailment", spec=declared.summary)
-    meant = score_records(records, **common)
-    released = score_records(records, **common, rule=declared.released)
+    meant, released = velociti_entailment_both_ways(Tied())
     # meant: e(pos) = 1 from "Yes.", e(neg) = 0.1: StrictVLE, ClassicVLE and acc(pos) 3 of 3
     assert [values(meant)[f"overall/{m}"] for m in ("StrictVLE", "ClassicVLE", "acc(pos)")] == [(100.0, 3)] * 3
     # released: e(pos) = 0.5: StrictVLE and acc(pos) 0 of 3, ClassicVLE 0.5 > 0.1 still 3 of 3
