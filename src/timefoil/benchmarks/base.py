@@ -35,13 +35,53 @@ class PaperRow:
     values: dict[str, float]
 
     def describe(self) -> str:
-        return f"{self.label} " + ", ".join(f"{k.removeprefix('overall/')} {v}" for k, v in self.values.items())
+        """Its overall numbers (a number per test stands in its paper table)."""
+        return f"{self.label} " + ", ".join(f"{k.removeprefix('overall/')} {v}" for k, v in self.values.items()
+                                            if k.startswith("overall/"))
 
 
-def paper_rows(protocol: str, source: str, metrics: tuple[str, ...], rows: dict[str, tuple[float, ...]]
+def paper_rows(protocol: str, source: str, metrics: tuple[str, ...], rows: dict[str, tuple[float | None, ...]]
                ) -> tuple[PaperRow, ...]:
-    """Rows of one quoted table: each label's numbers in the order of ``metrics``."""
-    return tuple(PaperRow(label, protocol, source, dict(zip(metrics, values))) for label, values in rows.items())
+    """Rows of one quoted table: each label's numbers in the order of ``metrics``; None where the
+    paper prints none ("-")."""
+    for label, values in rows.items():
+        if len(values) != len(metrics):
+            raise ValueError(f"{source} row {label!r}: {len(values)} numbers for {len(metrics)} columns")
+    return tuple(PaperRow(label, protocol, source, {m: v for m, v in zip(metrics, values) if v is not None})
+                 for label, values in rows.items())
+
+
+AVG = "Avg"  # a paper table's column of the average over tests: the metric "overall/average <metric>"
+
+
+@dataclass(frozen=True)
+class PaperShape:
+    """One of the paper's tables as timefoil prints it for runs of ``protocol``: the runs as
+    rows, and for each of ``sections`` in the paper's order (tests, then ``AVG``), or for each
+    category of ``kind`` in the paper's order, the ``metrics`` in the paper's order. The quoted
+    rows whose source is ``source`` ("Table 2") stand under it, in the order of the labels in
+    ``order`` (others after)."""
+
+    protocol: str
+    source: str
+    metrics: tuple[str, ...]
+    sections: tuple[str, ...] = ()
+    kind: str = ""  # a kind of category (SummarySpec.category_kinds): its categories are the sections
+    what: str = ""  # what it shows, after its source in its title ("StrictVLE by test")
+    order: tuple[str, ...] = ()
+
+    def keys(self, section: str) -> tuple[str, ...]:
+        """The metric names of a section's columns ("chrono/StrictVLE", "overall/average StrictVLE")."""
+        return tuple(f"overall/average {m}" if section == AVG else f"{section}/{m}" for m in self.metrics)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Every column's metric name, in the paper's order: the order of its quoted rows' numbers."""
+        return tuple(key for section in self.sections for key in self.keys(section))
+
+    def rows(self, rows: dict[str, tuple[float | None, ...]]) -> tuple[PaperRow, ...]:
+        """The paper's rows of this table, each label's numbers in the order of its columns."""
+        return paper_rows(self.protocol, self.source, self.columns, rows)
 
 
 @dataclass(frozen=True)
@@ -68,9 +108,9 @@ class Benchmark:
     hub_dataset: str | None = None  # the Hugging Face dataset repository `prepare` downloads
     obtain: str = ""  # where the files come from when `prepare` cannot download them
     released: ReadingRule | None = None  # how its released scorer reads answers (`--reading released`)
-    # protocol -> the metric of the paper's runs x tests table (VELOCITI's Table 2: StrictVLE per
-    # test and its average), which `report` of several runs prints; short column names by test
-    by_test: dict[str, str] = field(default_factory=dict)
+    # the paper's tables of runs (VELOCITI's Table 2: StrictVLE per test and its average), which
+    # the terminal, the HTML report and the exports print; the paper's column names of tests
+    paper_shapes: tuple[PaperShape, ...] = ()
     test_labels: dict[str, str] = field(default_factory=dict)
 
     @property

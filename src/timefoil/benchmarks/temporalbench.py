@@ -10,8 +10,8 @@ from ..core.items import Item
 from ..protocols import OWN_WORDING, Prompts
 from ..protocols.readings import ReadingRule, first_character
 from ..scoring import SummarySpec
-from .base import (Benchmark, DataError, distinct, find_file, make_item, need_key, need_text, optional, paper_rows,
-                   resolve_video)
+from .base import (Benchmark, DataError, PaperShape, distinct, find_file, make_item, need_key, need_text, optional,
+                   paper_rows, resolve_video)
 from .reading import json_records, read_json, read_jsonl
 
 SUBSETS = {"short_qa": "temporalbench_short_qa.json", "long_qa": "temporalbench_long_qa.json",
@@ -149,6 +149,13 @@ CATEGORIES = ("Action Order", "Action Frequency", "Action Type", "Motion Magnitu
 
 RELEASED_READING = ReadingRule(source=f"{RELEASED} get_qa_acc.py:49 (first character)", letter=first_character)
 
+# The paper's per-source tables (Table 8 short QA, Table 9 long QA, "T-" per subset) and its
+# per-category table (Table 7) give binary accuracy alone; MBA per source and per category stays
+# in a run's own table. The binary questions' BA, whether a letter was chosen or a score ranked them.
+PAPER_SHAPES = tuple(shape for protocol in ("choice", "similarity") for shape in (
+    PaperShape(protocol, "Tables 8 and 9", ("BA",), kind="source dataset", what="BA by source dataset"),
+    PaperShape(protocol, "Table 7", ("BA",), kind="category", what="BA by category")))
+
 
 BENCHMARK = Benchmark(
     name="temporalbench",
@@ -170,4 +177,5 @@ BENCHMARK = Benchmark(
     + paper_rows("choice", "paper", ("overall/BA", "overall/MBA"), {"LLaVA-OneVision-7B, 1 frame": (53.30, 13.31)}),
     hub_dataset="microsoft/TemporalBench",
     released=RELEASED_READING,
+    paper_shapes=PAPER_SHAPES,
 )

@@ -19,6 +19,7 @@ from ..scoring import ScoreReport
 from ..measures.stats import MetricValue
 from .fit import make_console, print_table, say
 from .headline import ABOVE, BELOW, RULE, headline, mark_of, with_marks
+from .shapes import COVERAGE, Shaped, shaped_tables, shown_sources
 
 __all__ = ["make_console"]  # where the commands have always found it
 
@@ -154,15 +155,28 @@ def run_table(run: ScoredRun) -> Table:
     for name in columns:
         table.add_column(name, justify="right", no_wrap=True)
     for section, metrics in by_section.items():
-        first = next(iter(metrics.values()))
-        left_out = next((m.extra["excludes"] for m in metrics.values() if m.extra.get("excludes")), None)
-        label = f"{section} (without {left_out})" if left_out else section
-        table.add_row(label, str(first.n), *[metric_cell(metrics.get(c), first.n) for c in columns])
-    for row in quoted_rows(report.benchmark, report.protocol, [f"overall/{c}" for c in columns]):
+        for label, part in _overall_rows(section, metrics):
+            first = next(iter(part.values()))
+            left_out = next((m.extra["excludes"] for m in part.values() if m.extra.get("excludes")), None)
+            label = f"{label} (without {left_out})" if left_out else label
+            table.add_row(label, str(first.n), *[metric_cell(part.get(c), first.n) for c in columns])
+    shown = shown_sources(report.benchmark, report.protocol)  # those rows stand under the paper's tables
+    for row in [r for r in quoted_rows(report.benchmark, report.protocol, [f"overall/{c}" for c in columns])
+                if r.source not in shown]:
         table.add_row(Text(f"paper · {row.label}", style="italic cyan"), "",
                       *[Text(f"{row.values[f'overall/{c}']:.1f}" if f"overall/{c}" in row.values else "",
                              style="italic cyan") for c in columns])
     return table
+
+
+def _overall_rows(section: str, metrics: dict[str, MetricValue]) -> list[tuple[str, dict[str, MetricValue]]]:
+    """A section's rows: the overall section in two where it holds averages over tests beside
+    numbers pooled over the items, each row named for what it holds."""
+    averages = {name: m for name, m in metrics.items() if name.startswith("average ")}
+    if section != "overall" or not averages or len(averages) == len(metrics):
+        return [(section, metrics)]
+    return [("average over tests", averages),
+            ("pooled", {name: m for name, m in metrics.items() if name not in averages})]
 
 
 def missing_tests(report: ScoreReport) -> list[str]:
@@ -207,13 +221,10 @@ def same_model_rows(benchmark: str, protocol: str, model: str, names: list[str])
             if (words := _words(re.split(r"[,(]", row.label)[0])) and words <= spec]
 
 
-_COVERAGE = re.compile(r" \(\d+ of \d+ tests\)$")  # "average X (3 of 7 tests)": the paper's average X
-
-
 def paper_numbers(benchmark: str, protocol: str, model: str, name: str) -> list[tuple[object, float]]:
     """(row, number) of each paper row for the same model that quotes metric ``name``; an
     average over fewer tests than the paper's stands beside the paper's average."""
-    name = _COVERAGE.sub("", name)
+    name = COVERAGE.sub("", name)
     return [(row, row.values[name]) for row in same_model_rows(benchmark, protocol, model, [name])
             if name in row.values]
 
@@ -247,7 +258,8 @@ LEGEND = (f"{RULE} · ±: half-width of the 95% CI · c: that number's chance ·
 
 
 def print_runs(runs: list[ScoredRun], console: Console | None = None, headlines: bool = True) -> None:
-    """Each run's tables, runs of one benchmark side by side, then the headline figures of all
+    """Each run's tables, runs of one benchmark side by side, the paper's tables its benchmark
+    declares (runs as rows, the paper's rows under them), then the headline figures of all
     (``headlines`` False: a card printed before them shows those)."""
     console = console or make_console()
     # marked here too: ``score`` swaps in the report it scored itself
@@ -263,9 +275,8 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None, headlines:
     for group in same_kind.values():
         if len(group) > 1:
             print_table(console, comparison_table(group))
-            by_test = tests_table(group)
-            if by_test is not None:
-                print_table(console, by_test)
+        for shaped in shaped_tables(group):
+            print_table(console, paper_table(shaped))
     if headlines:
         print_table(console, headline_table([(run.label, f"{run.report.benchmark} · {run.report.protocol}", run)
                                              for run in runs], "headline figures"), keep=3)
@@ -314,30 +325,20 @@ def headline_table(rows: list[tuple[str, str, ScoredRun]], title: str, notes: li
     return table
 
 
-def tests_table(runs: list[ScoredRun]) -> Table | None:
-    """Runs as rows and the paper's tests as columns, then their average, for the metric the
-    benchmark's runs x tests table shows (VELOCITI's Table 2); None where it declares none."""
-    first = runs[0].report
-    try:
-        declared = get_benchmark(first.benchmark)
-    except ValueError:
-        return None
-    wanted = declared.by_test.get(first.protocol)
-    if not wanted:
-        return None
-    by_run = [{m.name: m for m in run.report.metrics} for run in runs]
-    tests = [t for t in declared.summary.tests if any(f"{t}/{wanted}" in metrics for metrics in by_run)]
-    if not tests:  # runs of one test: the side-by-side overall table says it all
-        return None
-    table = Table(title=f"{first.benchmark} · {first.protocol} · {wanted} by test, side by side",
-                  title_justify="left")
+def paper_table(shaped: Shaped) -> Table:
+    """A table of the paper's (``Benchmark.paper_shapes``): runs as rows, the paper's columns in
+    its order, and the paper's rows for them in cyan."""
+    table = Table(title=shaped.title, title_justify="left")
     table.add_column("run")  # a label: it may wrap between words
-    for test in tests:
-        table.add_column(declared.test_labels.get(test, test), justify="right", no_wrap=True)
-    table.add_column("Avg", justify="right", no_wrap=True)
-    for run, metrics in zip(runs, by_run):
-        average = next((m for name, m in metrics.items() if name.startswith(f"overall/average {wanted}")), None)
-        table.add_row(run.label, *[metric_cell(metrics.get(f"{t}/{wanted}")) for t in tests], metric_cell(average))
+    for column in shaped.columns:  # the section's name over the metric's, where it shows several
+        head = column.section if len(shaped.shape.metrics) == 1 else f"{column.section}\n{column.metric}"
+        table.add_column(head, justify="right", no_wrap=True)
+    for run, metrics in shaped.rows:
+        table.add_row(run.label, *[metric_cell(metrics.get(c.key)) for c in shaped.columns])
+    for row in shaped.quoted:
+        table.add_row(Text(f"paper · {row.label}", style="italic cyan"),
+                      *[Text("" if c.key not in row.values else f"{row.values[c.key]:.1f}", style="italic cyan")
+                        for c in shaped.columns])
     return table
 
 
@@ -352,8 +353,9 @@ def comparison_table(runs: list[ScoredRun]) -> Table:
     first = runs[0].report
     table = Table(title=f"{first.benchmark} · {first.protocol} · overall, side by side", title_justify="left")
     table.add_column("run")  # a label: it may wrap between words
-    for name in columns:
-        table.add_column(name, justify="right", no_wrap=True)
+    averaged = {COVERAGE.sub("", name).removeprefix("average ") for name in columns if name.startswith("average ")}
+    for name in columns:  # a number pooled over the items, named so beside the average over tests
+        table.add_column(f"pooled {name}" if name in averaged else name, justify="right", no_wrap=True)
     for run in runs:
         overall = {split_name(m.name)[1]: m for m in run.report.metrics if split_name(m.name)[0] == "overall"}
         table.add_row(run.label,

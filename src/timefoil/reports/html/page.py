@@ -54,11 +54,16 @@ def _cell(metric: MetricValue | None, run_dir: str, column: str) -> str:
 
 
 def table_html(table: PaperTable) -> str:
-    groups: OrderedDict[str, list[str]] = OrderedDict()
-    for section, metric in table.columns:
+    groups: OrderedDict[str, list[str]] = OrderedDict()  # the sections as shown, each over its metrics
+    for index in range(len(table.columns)):
+        section, metric = table.label(index)
         groups.setdefault(section, []).append(metric)
-    head1 = "".join(f'<th colspan="{len(m)}">{escape(s)}</th>' for s, m in groups.items())
-    head2 = "".join(f"<th>{escape(m)}</th>" for s, ms in groups.items() for m in ms)
+    if table.one_metric:  # a paper table of one metric, named in its title: a column per section
+        head = "<tr><th>run</th>" + "".join(f"<th>{escape(s)}</th>" for s in groups) + "</tr>"
+    else:
+        head = ('<tr><th rowspan="2">run</th>' + "".join(f'<th colspan="{len(m)}">{escape(s)}</th>'
+                                                         for s, m in groups.items())
+                + "</tr><tr>" + "".join(f"<th>{escape(m)}</th>" for ms in groups.values() for m in ms) + "</tr>")
     chance = "".join(f'<td data-metric="{escape("/".join(c))}">'
                      f'{"" if table.chance(c) is None else f"{table.chance(c):.1f}"}</td>' for c in table.columns)
     rows = [f'<tr class="chance"><th>chance</th>{chance}</tr>']
@@ -78,7 +83,7 @@ def table_html(table: PaperTable) -> str:
                      for run, _ in table.rows)
     return (f'<section class="table" data-benchmark="{escape(table.benchmark)}" '
             f'data-protocol="{escape(table.protocol)}"><h3>{escape(table.title)}</h3><div class="scroll">'
-            f'<table class="paper"><thead><tr><th rowspan="2">run</th>{head1}</tr><tr>{head2}</tr></thead>'
+            f'<table class="paper"><thead>{head}</thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div><ul class="counts">{counts}</ul></section>')
 
 
@@ -125,7 +130,7 @@ def plots_html(runs: list[ScoredRun], tables: list[PaperTable], configs: dict[st
                 chance = points[0][5].chance
                 figures.append(line_plot({points[0][4].report.model: [p[:4] for p in points]},
                                          f"{table.title}: {headline} against {unit}", unit, headline, chance))
-        for run, metrics in table.rows:  # per test / category bars
+        for run, metrics in table.rows if table.bars else ():  # per test / category bars
             bars = [(section, metrics[f"{section}/{headline}"].value, metrics[f"{section}/{headline}"].chance)
                     for section in OrderedDict.fromkeys(s for s, _ in table.columns if s != "overall")
                     if f"{section}/{headline}" in metrics and metrics[f"{section}/{headline}"].value is not None]

@@ -12,6 +12,7 @@ from ..headline import ABOVE, mark_of
 from ..pairing import HEADLINE_ITEMS, load_outcomes
 from ...protocols import Outcome
 from ..report import ScoredRun, format_difference, format_p, other_reading, quoted_rows, reading_line, split_name
+from ..shapes import COVERAGE, Shaped, shaped_tables, shown_sources
 from ...measures.stats import MetricValue
 from ...scoring import SummarySpec, category_order
 from .compare import RunPair, pairs
@@ -25,7 +26,11 @@ class PaperTable:
     rows: list[tuple[ScoredRun, dict[str, MetricValue]]]
     quoted: list = field(default_factory=list)  # PaperRow: numbers quoted from the paper, not run here
     pairs: list[RunPair] = field(default_factory=list)  # the runs compared two by two, over the headline items
-    part: str = ""  # a table of one kind of category ("by source dataset"), after the main table
+    part: str = ""  # a table after the main table: one kind of category ("source dataset"), or a paper table
+    labels: list[tuple[str, str]] = field(default_factory=list)  # per column, (section, metric) as shown
+    caption: str = ""  # a paper table's source and what it shows ("Table 2: StrictVLE by test")
+    one_metric: bool = False  # a paper table of one metric, named in its caption: its columns are its sections
+    bars: bool = True  # a plot of each run's numbers by section (a paper table of tests repeats the main table's)
 
     def quoted_value(self, row, column: tuple[str, str]) -> str:
         value = row.values.get("/".join(column))
@@ -33,7 +38,24 @@ class PaperTable:
 
     @property
     def title(self) -> str:
+        if self.caption:
+            return f"{self.benchmark} · {self.protocol} · {self.caption}"
         return f"{self.benchmark} · {self.protocol}" + (f" · by {self.part}" if self.part else "")
+
+    def label(self, index: int) -> tuple[str, str]:
+        """(section, metric) of a column as shown: the paper's names, "pooled" beside an average."""
+        return self.labels[index] if self.labels else self.columns[index]
+
+    def heading(self, index: int) -> str:
+        """A column's name on one line (the exports' header)."""
+        section, metric = self.label(index)
+        if self.caption:
+            return section if self.one_metric else f"{section} {metric}"
+        return f"{section}/{metric}"
+
+    @property
+    def headings(self) -> list[str]:
+        return [self.heading(k) for k in range(len(self.columns))]
 
     def chance(self, column: tuple[str, str]) -> float | None:
         for _, metrics in self.rows:
@@ -43,17 +65,42 @@ class PaperTable:
         return None
 
 
-def _sections(names: list[str], categories: bool) -> list[str]:
-    """Tests first (the paper's columns), then the pooled overall, then categories."""
+def _sections(names: list[str], spec: SummarySpec) -> list[str]:
+    """Tests first (the paper's columns, in the paper's order where it names them), then the
+    pooled overall, then categories."""
     tests, cats = [], []
     for name in names:
         section, _ = split_name(name)
         if section.startswith("category:"):
-            if categories and section not in cats:
+            if spec.categories and section not in cats:
                 cats.append(section)
         elif section != "overall" and "/" not in section and section not in tests:
             tests.append(section)
+    order = list(spec.tests)
+    tests.sort(key=lambda t: order.index(t) if t in order else len(order))  # the others as they came
     return tests + ["overall"] + cats
+
+
+def _main_labels(columns: list[tuple[str, str]], rows) -> list[tuple[str, str]]:
+    """The main table's columns as shown: a number pooled over the items named "pooled" (and
+    which tests it leaves out) where the average over tests of the same metric stands beside it."""
+    averaged = {COVERAGE.sub("", m).removeprefix("average ") for s, m in columns
+                if s == "overall" and m.startswith("average ")}
+    labels = []
+    for section, metric in columns:
+        if section == "overall" and metric in averaged:
+            left_out = next((m.extra["excludes"] for _, metrics in rows
+                             if (m := metrics.get(f"overall/{metric}")) is not None and m.extra.get("excludes")), None)
+            section = f"pooled (without {left_out})" if left_out else "pooled"
+        labels.append((section, metric))
+    return labels
+
+
+def _shaped(table: Shaped) -> PaperTable:
+    """A paper table of the benchmark's declaration as the HTML report and the exports show it."""
+    return PaperTable(table.benchmark, table.protocol, [c.pair for c in table.columns], table.rows, table.quoted,
+                      part=table.caption, labels=[(c.section, c.metric) for c in table.columns],
+                      caption=table.caption, one_metric=len(table.shape.metrics) == 1, bars=bool(table.shape.kind))
 
 
 def paper_tables(runs: list[ScoredRun], outcomes: dict[str, list[Outcome]] | None = None) -> list[PaperTable]:
@@ -73,18 +120,25 @@ def paper_tables(runs: list[ScoredRun], outcomes: dict[str, list[Outcome]] | Non
         spec = declared.summary if declared else SummarySpec()
         kinds = spec.category_kinds if spec.categories else {}
         present = set(names)
-        sections = _sections(names, spec.categories)
+        sections = _sections(names, spec)
         columns = [(section, metric) for section in sections if not (kinds and section.startswith("category:"))
                    for metric in wanted if f"{section}/{metric}" in present]
         columns += [split_name(n) for n in names if n.startswith("overall/average")]
         rows = [(run, {m.name: m for m in run.report.metrics}) for run in members]
-        quoted = quoted_rows(benchmark, protocol, ["/".join(c) for c in columns])
+        shown = shown_sources(benchmark, protocol)  # those rows stand under the paper's tables
+        quoted = [row for row in quoted_rows(benchmark, protocol, ["/".join(c) for c in columns])
+                  if row.source not in shown]
         for run in members:
             if run.run_dir not in outcomes:
                 outcomes[run.run_dir] = load_outcomes(run.run_dir, run.report.reading)
-        tables.append(PaperTable(benchmark, protocol, columns, rows, quoted, pairs(members, outcomes)))
+        tables.append(PaperTable(benchmark, protocol, columns, rows, quoted, pairs(members, outcomes),
+                                 labels=_main_labels(columns, rows)))
+        shaped = shaped_tables(members)
+        tables += [_shaped(table) for table in shaped]
+        declared_kinds = {table.shape.kind for table in shaped}
         for part, kind_columns in _kind_tables(spec, sections, wanted, present).items():
-            tables.append(PaperTable(benchmark, protocol, kind_columns, rows, part=part))
+            if part not in declared_kinds:  # a kind the paper gives no table of, and the values no kind names
+                tables.append(PaperTable(benchmark, protocol, kind_columns, rows, part=part))
     return tables
 
 
@@ -124,8 +178,8 @@ def write_table_csv(tables: list[PaperTable], path: str) -> None:
         writer = csv.writer(handle)
         for table in tables:
             writer.writerow(["benchmark", table.benchmark, "protocol", table.protocol]
-                            + (["table", f"by {table.part}"] if table.part else []))
-            writer.writerow(["run"] + ["/".join(c) for c in table.columns])
+                            + (["table", table.caption or f"by {table.part}"] if table.part else []))
+            writer.writerow(["run"] + table.headings)
             writer.writerow(["chance"] + [_format(table.chance(c)) for c in table.columns])
             for run, metrics in table.rows:
                 writer.writerow([run.label] + [_value(metrics.get("/".join(c))) for c in table.columns])
@@ -153,7 +207,7 @@ def _format(value: float | None) -> str:
 
 def write_table_json(tables: list[PaperTable], path: str) -> None:
     data = [{"benchmark": t.benchmark, "protocol": t.protocol, **({"part": t.part} if t.part else {}),
-             "columns": ["/".join(c) for c in t.columns],
+             "columns": ["/".join(c) for c in t.columns], "headings": t.headings,
              "chance": {"/".join(c): t.chance(c) for c in t.columns},
              "rows": [{"run": run.run_dir, "label": run.label, "items": run.report.items, "errors": run.report.errors,
                        "parse_failures": run.report.parse_failures, "stopped": run.report.stopped,
@@ -180,7 +234,7 @@ def write_table_latex(tables: list[PaperTable], path: str) -> None:
     lines = []
     for table in tables:
         lines += [f"% {latex_escape(table.title)}", r"\begin{tabular}{l" + "r" * len(table.columns) + "}", r"\toprule",
-                  "Run & " + " & ".join(latex_escape("/".join(c)) for c in table.columns) + r" \\", r"\midrule",
+                  "Run & " + " & ".join(latex_escape(h) for h in table.headings) + r" \\", r"\midrule",
                   r"\textit{chance} & " + " & ".join(_format(table.chance(c)) for c in table.columns) + r" \\"]
         for run, metrics in table.rows:
             cells = []
