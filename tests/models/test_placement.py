@@ -111,3 +111,13 @@ def test_a_videos_pixels_cross_to_the_device_once_for_all_its_questions(tmp_path
         model = HFGenerative(folder, batch_size=2, prefix_reuse=prefix_reuse)
         answers = model.answer(requests, lambda r, s: clip)
         assert all(a.probs for a in answers) and sum(moved) == batches, (prefix_reuse, moved)
+
+
+def test_a_text_model_run_without_blind_is_labelled_text_only(suite, tmp_path):
+    """A text LM is shown no frames whether or not --blind is given: its run is not labelled by
+    a frame count it never saw."""
+    folder = tiny_llama(tmp_path / "lm", ["yes no"])
+    config = RunConfig("synth", f"hf:{folder}", data_dir=suite, protocol="entailment", sampling=Sampling(frames=8))
+    run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["model_notes"]["text_only"] is True
+    assert load_scored(str(tmp_path / "run")).label.startswith(f"hf:{folder} · text only")

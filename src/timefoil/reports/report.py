@@ -45,6 +45,8 @@ def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
         label += f" {sampling['order']}"
     if config.get("blind"):
         label = "blind"
+    elif (meta.get("model_notes") or {}).get("text_only"):  # a text LM sees no frames, --blind or not
+        label = "text only"
     worded = prompts_label(config, meta.get("prompts"), records)
     placed = (meta.get("model_notes") or {}).get("ran_on")
     ran_on = " · ".join(str(placed.get(k, "?")) for k in ("device", "dtype", "attention")) \

@@ -138,6 +138,8 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
     @property
     def notes(self) -> dict:
         notes = {"ran_on": ran_on(self.model, self.device)}
+        if not self.multimodal:  # a text LM is shown no frames, --blind or not: a reader is told so
+            notes["text_only"] = True
         if self.inputs.check is not None:
             notes["preprocess_check"] = self.inputs.check
         if self.prefix_reuse_off:  # answers come from the plain path, as with prefix_reuse=false: a note
