@@ -75,6 +75,9 @@ def test_all_runs_the_five_papers_with_one_load_equal_to_five_separate_runs(data
                     "--cache-dir", str(tmp_path / "c1"))
     assert done.exit_code == 0, done.output
     assert len(LOADS) == 1
+    lines = [line.strip() for line in done.output.splitlines()]
+    card = lines.index(f"card: {tmp_path / 'all'}")  # after every run's tables: the card ends the output
+    assert card > max(i for i, line in enumerate(lines) if line.startswith("vitatecs · similarity · "))
     folders = sorted(os.listdir(tmp_path / "all"))
     assert folders == ["temporalbench-choice", "velociti-entailment", "vilma-similarity", "vinoground-choice",
                        "vitatecs-similarity"]

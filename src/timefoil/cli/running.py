@@ -116,7 +116,8 @@ def _run_papers(names: list[str], out: str, flags: dict) -> None:
     """Several benchmarks with one model load (commands/papers.py); a benchmark whose data is
     missing is one line and skipped, and the exit code says so once the others are done."""
     from ..commands.papers import plan_papers, run_papers
-    from ..reports.report import load_scored, print_runs
+    from ..reports.card import print_card
+    from ..reports.report import load_scored, make_console, print_runs
 
     if flags["data_dir"] or not flags["data_root"]:
         raise click.BadParameter("several benchmarks are read from --data-root DIR (DIR/<benchmark> each), not --data")
@@ -136,7 +137,11 @@ def _run_papers(names: list[str], out: str, flags: dict) -> None:
     done = run_papers(plan, flags["model_spec"], base.model_args, cache_dir=flags["cache_dir"], on_done=finished,
                       retry_errors=flags["retry_errors"], threads=flags["threads"], ray=_ray(flags),
                       progress=not flags["no_progress"])
-    print_runs([load_scored(planned.run_dir, flags["reading"]) for planned, _ in done])
+    scored = [load_scored(planned.run_dir, flags["reading"]) for planned, _ in done]
+    console = make_console()
+    print_runs(scored, console, headlines=False)
+    if scored:  # last, where the eye lands: the card that timefoil report OUT leads with
+        print_card(scored, console, title=f"card: {out}")
     reports = [report for _, report in done]
     summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
     if summary:
