@@ -209,12 +209,23 @@ class FakeServer:
                     outer.arrivals.append(time.monotonic())
                     outer.in_flight += 1
                     outer.most_in_flight = max(outer.most_in_flight, outer.in_flight)
+                self.counted = True
                 try:
                     time.sleep(outer.latency)
                     self._answer(body)
                 finally:
-                    with outer.lock:
-                        outer.in_flight -= 1
+                    self._leave()
+
+            def _leave(self):
+                # A request stops counting before its reply is written: once the client has the reply
+                # it may send its next request, which must not find this one still counted.
+                with outer.lock:
+                    outer.in_flight -= self.counted
+                    self.counted = False
+
+            def send(self, status, data, headers=()):
+                self._leave()
+                super().send(status, data, headers)
 
             def _answer(self, body):
                 with outer.lock:
