@@ -44,10 +44,16 @@ def test_a_hub_id_offline_is_one_line_at_once(no_network, monkeypatch):
 
 
 def test_a_cached_hub_id_or_one_that_can_be_fetched_goes_on(monkeypatch, no_network):
+    asked = []
     monkeypatch.setattr(hub, "_cached", lambda name, revision: name == "acme/cached")
+    monkeypatch.setattr(hub, "_reachable", lambda host, timeout=3.0: asked.append(host) or host == "hub.example")
     hub.check_source("hf", "acme/cached")
-    monkeypatch.setattr(hub, "_reachable", lambda host, timeout=3.0: host == "huggingface.co")
-    hub.check_source("hf", "acme/not-cached")  # transformers downloads it
+    assert asked == []  # cached: the network is not asked
+    with pytest.raises(SpecError, match=r"huggingface\.co cannot be reached"):
+        hub.check_source("hf", "acme/not-cached")
+    monkeypatch.setenv("HF_ENDPOINT", "https://hub.example/mirror")
+    hub.check_source("hf", "acme/not-cached")  # no error: transformers downloads it from there
+    assert asked == ["huggingface.co", "hub.example"]
 
 
 def test_missing_packages_are_named_in_one_sentence(monkeypatch):
