@@ -106,7 +106,9 @@ class Answerer:
                 print(f"timefoil: {self.model.name} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
                       "asking the remaining requests in batches", file=sys.stderr)
         rest = [k for k in keys if k not in answered]
-        batches = [batch for bundle in video_batches(rest, requests, self.model.batch_size) for batch in bundle]
+        batches = [batch for bundle in video_batches(rest, requests, self.model.batch_size,
+                                                     whole_videos=getattr(self.model, "whole_videos", False))
+                   for batch in bundle]
         with ThreadPoolExecutor(1, thread_name_prefix="timefoil-decode-ahead") as ahead:
             for n, batch in enumerate(batches):
                 if getattr(self.model, "decodes_ahead", False) and n + 1 < len(batches):  # any object may answer

@@ -52,6 +52,7 @@ class Worker:
         import ray
 
         return {"name": self.model.name, "kinds": sorted(self.model.kinds), "batch_size": self.model.batch_size,
+                "whole_videos": bool(getattr(self.model, "whole_videos", False)),
                 "fingerprint": fingerprint_of(self.model), "pid": os.getpid(), "host": socket.gethostname(),
                 "gpus": [str(g) for g in ray.get_gpu_ids()]}
 
@@ -68,6 +69,7 @@ class RemoteModel:
 
     def __init__(self, described: dict[str, Any], pool: "RayPool"):
         self.name, self.batch_size = described["name"], described["batch_size"]
+        self.whole_videos = described.get("whole_videos", False)
         self.kinds = frozenset(described["kinds"])
         self._fingerprint, self._pool = described["fingerprint"], pool
 
@@ -167,7 +169,8 @@ class RayPool:
     def entries(self, keys: list[str], requests: dict[str, Request]) -> Iterator[list[Entry]]:
         """(key, answer, frame facts) per batch, as batches come back from any worker."""
         ray = _ray()
-        queue: deque[list[list[str]]] = deque(video_batches(keys, requests, self.model.batch_size))
+        queue: deque[list[list[str]]] = deque(video_batches(keys, requests, self.model.batch_size,
+                                                            whole_videos=self.model.whole_videos))
         ahead: dict[int, deque[list[str]]] = {w: deque() for w in self.alive}  # the worker's bundle, not yet sent
         flying: dict[Any, tuple[int, list[str]]] = {}  # object ref -> (worker, batch)
         recorded: set[str] = set()

@@ -136,10 +136,11 @@ def plan_contents(planned: Sequence[tuple[Item, PlannedRequest]], protocol: str 
 
 
 def video_batches(keys: list[str], requests: dict[str, Request], batch_size: int,
-                  units: VideoUnits | None = None) -> list[list[list[str]]]:
+                  units: VideoUnits | None = None, whole_videos: bool = False) -> list[list[list[str]]]:
     """Batches of at most ``batch_size`` request keys, in bundles that one worker answers in
     order: whole videos are packed into a batch while they fit; a video with more requests
-    than a batch fills a bundle of its own. A video is never split across bundles, so its
+    than a batch fills a bundle of its own (``whole_videos``: one batch of its own, for a model
+    that chunks a video's prompts itself). A video is never split across bundles, so its
     frames are decoded once and a model can reuse them across its prompts. Keys keep their
     order within a video; videos keep the order of their first key."""
     units = units or VideoUnits()
@@ -154,7 +155,8 @@ def video_batches(keys: list[str], requests: dict[str, Request], batch_size: int
             bundles.append([packed])
             packed = []
         if len(unit_keys) > size:
-            bundles.append([unit_keys[start:start + size] for start in range(0, len(unit_keys), size)])
+            step = len(unit_keys) if whole_videos else size
+            bundles.append([unit_keys[start:start + step] for start in range(0, len(unit_keys), step)])
         else:
             packed.extend(unit_keys)
     if packed:

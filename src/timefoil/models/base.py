@@ -37,6 +37,10 @@ class Model:
     # Whether the next batch's videos should decode on the host while this batch is answered: a
     # model on a GPU leaves the host idle while it computes; on the CPU the cores are its own.
     decodes_ahead: bool = False
+    # Whether every request of a video should come in one call, however many: a model that runs
+    # a video's prefix once and chunks its prompts itself would otherwise run the prefix (the
+    # vision tower and the video's tokens) again for each batch of one video's prompts.
+    whole_videos: bool = False
 
     @property
     def kinds(self) -> frozenset[str]:

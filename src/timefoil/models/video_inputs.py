@@ -129,7 +129,11 @@ def to_nchw(frames: np.ndarray):
     torch = _torch()
     if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
         raise ValueError(f"expected uint8 frames [T, H, W, 3], got {frames.dtype} {tuple(frames.shape)}")
-    return torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2).contiguous()
+    # torch.tensor copies where from_numpy would share: a frame store's arrays are read-only
+    # (one array for every request of a video), and the permuted copy below is made anyway
+    shared = np.ascontiguousarray(frames)
+    tensor = torch.from_numpy(shared) if shared.flags.writeable else torch.tensor(shared)
+    return tensor.permute(0, 3, 1, 2).contiguous()
 
 
 def _native_uint8(resample: int) -> bool:

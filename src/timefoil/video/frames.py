@@ -97,6 +97,9 @@ class FrameStore:
             sample = self._decoding.run(key, lambda: self._load(key, sampling, sources)
                                         or self._save(key, self._decode(ref, sampling)))
         order = ablation_order(len(sample.entries), sampling, ref.key())
+        if order == list(range(len(sample.entries))):  # frames as stored: the same array, never written to
+            sample.array.flags.writeable = False
+            return sample
         return replace(sample, array=sample.array[order], entries=tuple(sample.entries[i] for i in order),
                        times=tuple(sample.times[i] for i in order))
 

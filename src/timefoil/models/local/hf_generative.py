@@ -115,7 +115,10 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         # pads after a row's last token included
         self.recurrent = "linear_attention" in layer_types
         self._variants: dict[str, list[int]] = {}
-        self.stats = {"forward_tokens": 0, "prefix_hits": 0}
+        # prefix_forwards: prefixes run (one a video); host_encodes: prompts encoded whole (pixels
+        # and positions); cache_copies: prefix caches copied whole (a layer of an unknown kind)
+        self.stats = {"forward_tokens": 0, "prefix_hits": 0, "prefix_forwards": 0, "host_encodes": 0,
+                      "cache_copies": 0}
         self.decode_batching = bool(decode_batching)
         self._decoding: DecodeQueue | None = None  # during an answering call: its rows' shared decode steps
         self.decode_off: str | None = None
@@ -134,6 +137,11 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
     def decodes_ahead(self) -> bool:
         """On a GPU the host is free while the device answers: the next batch's videos decode then."""
         return self.device.type == "cuda"
+
+    @property
+    def whole_videos(self) -> bool:
+        """A video's prompts in one call: its prefix runs once, its suffixes in chunks of ``batch_size``."""
+        return self.prefix_reuse
 
     @property
     def notes(self) -> dict:
@@ -193,8 +201,8 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
     def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         if self.score_mode == "perplexity":
             return self._sentence_likelihoods(requests)
-        return self._by_video(requests, frames, lambda group: [
-            Answer(score=score) for _, score in self._rows(group, frames, caption=True)])
+        return self._by_video(requests, frames, lambda group: [Answer(score=score) for score in rows_read(
+            [score for _, score in self._rows(group, frames, caption=True)])])
 
     def _sentence_likelihoods(self, requests: Sequence[Request]) -> list[Answer]:
         """Each caption alone, as plain text, scored by ViLMA's rule for its GPT-2/OPT rows
@@ -241,13 +249,13 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         def group(batch: list[Request]) -> list[Answer]:
             if self.choice_reading == "letters":  # the likeliest letter: one forward pass, no generation
                 rows = self._rows(batch, frames, caption=False)
-                answers = [self._letters(r, logprobs, None) for r, (logprobs, _) in zip(batch, rows)]
+                answers = self._letters(batch, [logprobs for logprobs, _ in rows])
                 for answer in answers:
                     answer.raw = max(answer.probs, key=answer.probs.get) if answer.probs else None
                 return answers
             rows, said = self._rows(batch, frames, caption=False, asks=self._asks(batch, first_line=True))
-            return [self._said(self._letters(r, logprobs, None), answer)
-                    for r, (logprobs, _), answer in zip(batch, rows, said)]
+            return [self._said(letters, answer)
+                    for letters, answer in zip(self._letters(batch, [logprobs for logprobs, _ in rows]), said)]
 
         return self._by_video(requests, frames, group)
 
@@ -371,7 +379,7 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
             if n_caption:
                 ids = input_ids[b, -n_caption:]
                 scores = logprobs[b, -n_caption - 1:-1].gather(-1, ids[:, None]).squeeze(-1)
-                rows.append((None, float(scores.mean())))
+                rows.append((None, scores.mean()))
             else:
                 rows.append((logprobs[b, -1], None))
         return rows
@@ -408,11 +416,30 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
                        meta={"yes_ids": yes_ids, "no_ids": no_ids, "first_token": int(greedy)})
                 for yes, no, greedy in read]
 
-    def _letters(self, request: Request, next_logprobs, raw: str | None) -> Answer:
-        probs = next_logprobs.exp()
-        letters = {label: self.variant_ids((label,)) for label in request.labels}
-        return Answer(raw=raw, probs={label: float(probs[ids].sum()) for label, ids in letters.items()},
-                      meta={"letter_ids": letters, "first_token": int(next_logprobs.argmax())})
+    def _letters(self, requests: Sequence[Request], rows: list) -> list[Answer]:
+        """Each row's option-letter probabilities (each letter's single-token variants summed)
+        and likeliest token, read off the device at once."""
+        torch = _torch()
+        letters = [{label: self.variant_ids((label,)) for label in request.labels} for request in requests]
+        columns = sorted({i for request in letters for ids in request.values() for i in ids})
+        logprobs = torch.stack(rows)
+        read = torch.cat([logprobs[:, columns].exp().double(), logprobs.argmax(-1, keepdim=True).double()],
+                         dim=-1).tolist()
+        where = {token: k for k, token in enumerate(columns)}
+        return [Answer(probs={label: sum(values[where[i]] for i in ids) for label, ids in request.items()},
+                       meta={"letter_ids": request, "first_token": int(values[-1])})
+                for request, values in zip(letters, read)]
 
 
-__all__ = ["HFGenerative"]
+def rows_read(scores: list) -> list[float | None]:
+    """Scores still on the device (0-d tensors), read at once: one wait for the device a group."""
+    torch = _torch()
+    present = [i for i, score in enumerate(scores) if score is not None]
+    read = torch.stack([scores[i] for i in present]).double().tolist() if present else []
+    out: list[float | None] = [None] * len(scores)
+    for i, value in zip(present, read):
+        out[i] = value
+    return out
+
+
+__all__ = ["HFGenerative", "rows_read"]

@@ -208,6 +208,47 @@ class InputEncoder:
             self._compare_with_official(texts, frames, batch)
         return batch
 
+    def encode_shared(self, model, texts: list[str], frames: Frames | None) -> "SharedPrompts":
+        """Prompts that show one video, for a prefix that runs once: the first prompt encoded
+        whole (its pixels built, its positions computed), every prompt's tokens. Where timefoil
+        builds the inputs, the others are tokenised as text alone, their video placeholder
+        unexpanded, and take the first prompt's expanded video tokens: a placeholder is an added
+        token, which the tokenizer splits the text at, so the text after it is tokenised the
+        same whether it stands for one token or for thousands (checked on the first prompt). No
+        pixels are built or copied again, no rope index computed again."""
+        first = self.encode(texts[:1], [frames] if frames is not None else None)
+        positions = self.positions(model, first)
+        head = first["input_ids"][0]
+        tails = self._text_after_video(texts, head) if frames is not None and self.builder is not None else None
+        if tails is None:  # each prompt encoded whole (a processor's inputs, text alone, or no shared head)
+            sequences = [head] + [self.encode([text], [frames] if frames is not None else None)["input_ids"][0]
+                                  for text in texts[1:]]
+            return SharedPrompts(first, positions, sequences, whole=len(texts))
+        kept = len(head) - len(tails[0])
+        torch = _torch()
+        sequences = [head] + [torch.cat([head[:kept], torch.tensor(tail, dtype=head.dtype)]) for tail in tails[1:]]
+        return SharedPrompts(first, positions, sequences, whole=1)
+
+    def _text_after_video(self, texts: list[str], head) -> list[list[int]] | None:
+        """Each prompt's tokens after its last video placeholder, tokenised as text alone; None
+        where that would not give the whole encoding's tokens (a placeholder that is no added
+        token, prompts that differ before the video, or a first prompt whose tokens disagree)."""
+        token = self.builder.image_token if self.video_as == "images" else self.builder.video_token
+        if token not in self.tokenizer.get_added_vocab():
+            return None
+        placeholder = self.tokenizer.convert_tokens_to_ids(token)
+        special = adds_special_tokens(self.tokenizer, texts)
+        plain = self.tokenizer(list(texts), add_special_tokens=special)["input_ids"]
+        if placeholder not in plain[0]:
+            return None
+        last = len(plain[0]) - 1 - plain[0][::-1].index(placeholder)
+        if any(ids[:last + 1] != plain[0][:last + 1] for ids in plain[1:]):
+            return None
+        tails = [ids[last + 1:] for ids in plain]
+        if len(tails[0]) > len(head) or head[len(head) - len(tails[0]):].tolist() != tails[0]:
+            return None
+        return tails
+
     def _official(self, texts: list[str], frames: list[Frames | None], processor=None) -> dict:
         processor = processor or self.processor
         special = adds_special_tokens(processor.tokenizer, texts)  # as apply_chat_template(tokenize=True)
@@ -279,6 +320,16 @@ class InputEncoder:
         return flat[None].expand(3, -1, -1) if self.mrope else flat
 
 
+@dataclasses.dataclass
+class SharedPrompts:
+    """Prompts that show one video, encoded for a prefix that runs once."""
+
+    inputs: dict  # the first prompt's model inputs (one row: tokens, pixels, token types)
+    positions: Any  # its position ids (None on the open path)
+    sequences: list  # every prompt's token ids, 1-D, the first's included
+    whole: int  # how many prompts were encoded whole (pixels built, positions computed)
+
+
 def _transformers_version() -> str:
     import transformers
 
@@ -344,5 +395,5 @@ def frames_of(array: np.ndarray, rate: float = 1.0) -> Frames:
                   tuple(i / rate for i in range(len(array))), rate)
 
 
-__all__ = ["FRAME_TIMES", "InputEncoder", "PREPROCESS", "VIDEO_AS", "file_times", "frames_of", "official_processor",
-           "torchvision_imports", "video_metadata"]
+__all__ = ["FRAME_TIMES", "InputEncoder", "PREPROCESS", "SharedPrompts", "VIDEO_AS", "file_times", "frames_of",
+           "official_processor", "torchvision_imports", "video_metadata"]
