@@ -10,8 +10,24 @@ on the CPU in well under 5 minutes):
 - ``entail_32f``: 32 frames a video;
 - ``choice``: VITATECS-shaped choice with generation, 8 videos x 12 questions, 16-token answers;
 - ``decode``: decode steps shared across 16 videos against video by video;
+- ``runner`` and ``runner_b64``: the ``entail`` workload through the runner (a VELOCITI folder of
+  the same videos and captions, ``Runner`` with the model), at batch 8 and 64;
 - ``e2e``: ``timefoil run velociti`` over a paper-subset-layout folder of synthetic 10 s clips,
   the model saved to a folder and loaded by path (wall, and load / decode / answer).
+
+``--shape 7b-io`` keeps the 7B shape's inputs (the 7B processor's pixel budget, 10 frames of
+360x640: 1,504 prefix tokens, 20 captions a video) with a tiny model, so that the host's share
+runs on a CPU: the entailment rows then say what the host spends per video beside the model.
+
+Entailment rows (direct and through the runner) also print, per video: ``host_ms_per_video``
+(the wall of answering less the time inside the model's forwards, measured in a pass of its own
+with the device synchronised around each forward), ``pixel_ms_per_video`` (the part of it spent
+building pixels), ``model_ms_per_video``, ``prefix_forwards_per_video`` (forwards that ran the
+vision tower), ``pixel_builds_per_video``, ``crossings_per_video`` (tensors sent to the device),
+``reads_per_video`` (reads of the model's outputs back to the host: each one waits for the
+device), ``cache_copies`` and, where there is a GPU, ``peak_gib``; and against the per-question
+loop, ``max_dp`` (the largest difference in p(yes)) and ``near_half`` (answers with |e - 0.5| <
+0.03, where such a difference could flip them).
 
 Each prints one JSON line with at least ``workload``, ``timefoil_ms_per_question``,
 ``naive_ms_per_question``, ``equal`` ([same, compared]) and ``mfu`` (the share of the device's
@@ -53,9 +69,10 @@ from timefoil.models.requests import Request  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.testing import vlm_tokenizer, write_processor_files  # noqa: E402
 
-# bf16 dense peak by device name (FLOP/s); --peak-tflops for any other
-PEAKS = {"H200": 989e12, "H100 SXM": 989e12, "H100 80GB HBM3": 989e12, "H100 PCIe": 756e12, "H100": 989e12,
-         "A100": 312e12, "L40S": 362e12}
+# bf16 dense peak by the device's name (FLOP/s), the first name found in it (NVL and PCIe boards
+# before the SXM ones whose names they contain); --peak-tflops for any other
+PEAKS = (("H200 NVL", 835e12), ("H200", 989e12), ("H100 NVL", 835e12), ("H100 PCIe", 756e12),
+         ("H100 80GB HBM3", 989e12), ("H100 SXM", 989e12), ("A100", 312e12), ("L40S", 362e12))
 TEXT_7B = dict(vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
                num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=32768,
                rope_parameters={"rope_type": "default", "mrope_section": [16, 24, 24], "rope_theta": 1e6})
@@ -73,12 +90,15 @@ VISION_TINY = {"qwen2_vl": dict(depth=1, embed_dim=32, hidden_size=64, num_heads
 SHAPES = {
     "7b": {"entail": (16, 20, 10, 360, 640, 8, 1), "entail_b64": (16, 40, 10, 360, 640, 64, 1),
            "entail_32f": (8, 20, 32, 360, 640, 8, 1), "choice": (8, 12, 10, 360, 640, 12, 16),
-           "decode": (16, 2, 10, 360, 640, 2, 16), "e2e": (583, 1043, 10, 360, 640, 8, 1)},
+           "decode": (16, 2, 10, 360, 640, 2, 16), "runner": (16, 20, 10, 360, 640, 8, 1),
+           "runner_b64": (16, 20, 10, 360, 640, 64, 1), "e2e": (583, 1043, 10, 360, 640, 8, 1)},
+    "7b-io": {"entail": (8, 20, 10, 360, 640, 8, 1), "runner": (8, 20, 10, 360, 640, 8, 1),
+              "runner_b64": (8, 20, 10, 360, 640, 64, 1)},
     "tiny": {"entail": (3, 5, 4, 56, 84, 4, 1), "entail_b64": (2, 8, 4, 56, 84, 8, 1),
              "entail_32f": (2, 4, 8, 56, 84, 4, 1), "choice": (2, 4, 4, 56, 84, 4, 6),
-             "decode": (4, 2, 4, 56, 84, 2, 6), "e2e": (4, 6, 10, 56, 84, 4, 1)},
+             "decode": (4, 2, 4, 56, 84, 2, 6), "runner": (2, 5, 4, 56, 84, 2, 1),
+             "runner_b64": (2, 5, 4, 56, 84, 8, 1), "e2e": (4, 6, 10, 56, 84, 4, 1)},
 }
-WORKLOADS = tuple(SHAPES["7b"])
 
 
 def build(folder: str, family: str, shape: str, device: torch.device, dtype: torch.dtype):
@@ -107,7 +127,7 @@ def build(folder: str, family: str, shape: str, device: torch.device, dtype: tor
             model = model_class(config).eval()
     finally:
         torch.set_default_dtype(default)
-    video = {"min_pixels": 128 * 28 * 28, "max_pixels": 768 * 28 * 28} if shape == "7b" else \
+    video = {"min_pixels": 128 * 28 * 28, "max_pixels": 768 * 28 * 28} if shape.startswith("7b") else \
         {"min_pixels": 28 * 28, "max_pixels": 56 * 84}
     write_processor_files(folder, family, tokenizer, video=video)
     return model, tokenizer
@@ -198,8 +218,12 @@ def peak_flops(override: float | None) -> float | None:
         return override * 1e12
     if not torch.cuda.is_available():
         return None
-    name = torch.cuda.get_device_name(0)
-    return next((peak for key, peak in PEAKS.items() if key in name), None)
+    return peak_of(torch.cuda.get_device_name(0))
+
+
+def peak_of(name: str) -> float | None:
+    """The bf16 dense peak of a device of this name, or None where it is not known."""
+    return next((peak for key, peak in PEAKS if key in name), None)
 
 
 @contextmanager
@@ -211,13 +235,19 @@ def profiled(enabled: bool):
         return
     from torch.profiler import ProfilerActivity, profile
 
-    start = time.perf_counter()
+    from torch.autograd import DeviceType
+
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        torch.cuda.synchronize()
+        start = time.perf_counter()  # the wall of the block itself, not the profiler's start
         yield found
         torch.cuda.synchronize()
-    wall_us = (time.perf_counter() - start) * 1e6
+        wall_us = (time.perf_counter() - start) * 1e6
     device_us = htod_us = 0.0
+    # the device's own rows (kernels, copies) only: a CPU operator's row repeats its kernels' time
     for event in prof.key_averages():
+        if getattr(event, "device_type", None) != DeviceType.CUDA:
+            continue
         own = getattr(event, "self_device_time_total", None)
         own = getattr(event, "self_cuda_time_total", 0.0) if own is None else own
         device_us += own
@@ -227,31 +257,174 @@ def profiled(enabled: bool):
                  htod_share=round(htod_us / device_us, 4) if device_us else None)
 
 
+class Tally:
+    """What answering costs the host and what crosses to and from the device, per pass: forwards
+    timed with the device synchronised around each (so the rest of the wall is the host's),
+    vision-tower forwards, pixel builds and their time, tensors sent to the device, reads of the
+    model's outputs (floating-point tensors read by timefoil's code) and prefix cache copies."""
+
+    def __init__(self, model: HFGenerative):
+        self.model = model
+        self.forward_s = self.pixel_s = 0.0
+        self.vision = self.pixels = self.crossings = self.reads = 0
+        self._started = 0.0
+
+    @contextmanager
+    def counting(self):
+        model, patched = self.model, []
+
+        def patch(owner, name, wrapper):
+            original = getattr(owner, name)
+            setattr(owner, name, wrapper(original))
+            patched.append((owner, name, original))
+
+        def before(module, args, kwargs):
+            self.vision += any(k.startswith("pixel_values") and v is not None for k, v in kwargs.items())
+            self._started = synced()
+
+        def after(module, args, kwargs, output):
+            self.forward_s += synced() - self._started
+
+        def timed_build(method):
+            def build(*args, **kwargs):
+                start = time.perf_counter()
+                try:
+                    return method(*args, **kwargs)
+                finally:
+                    self.pixels += 1
+                    self.pixel_s += time.perf_counter() - start
+            return build
+
+        def crossing(method):
+            def on_device(batch):
+                self.crossings += sum(torch.is_tensor(v) for v in batch.values()) if model.device.type != "cpu" else 0
+                return method(batch)
+            return on_device
+
+        def read(method):
+            def counted(tensor, *args, **kwargs):
+                if tensor.is_floating_point() and "timefoil" in sys._getframe(1).f_code.co_filename:
+                    self.reads += 1
+                return method(tensor, *args, **kwargs)
+            return counted
+
+        hooks = [model.model.register_forward_pre_hook(before, with_kwargs=True),
+                 model.model.register_forward_hook(after, with_kwargs=True)]
+        if model.inputs.builder is not None:
+            for name in ("video", "images"):
+                patch(model.inputs.builder, name, timed_build)
+        patch(model, "_on_device", crossing)
+        for name in ("tolist", "item", "__float__"):
+            patch(torch.Tensor, name, read)
+        try:
+            yield self
+        finally:
+            for hook in hooks:
+                hook.remove()
+            for owner, name, original in reversed(patched):
+                if owner is model or owner is model.inputs.builder:
+                    delattr(owner, name)  # the instance's own wrapper: the class's method shows again
+                else:
+                    setattr(owner, name, original)
+
+    def per_video(self, wall_s: float, videos: int) -> dict:
+        peak = torch.cuda.max_memory_allocated() / 2 ** 30 if torch.cuda.is_available() else None
+        return {"host_ms_per_video": round(1e3 * (wall_s - self.forward_s) / videos, 2),
+                "pixel_ms_per_video": round(1e3 * self.pixel_s / videos, 2),
+                "host_ms_beyond_pixels": round(1e3 * (wall_s - self.forward_s - self.pixel_s) / videos, 2),
+                "model_ms_per_video": round(1e3 * self.forward_s / videos, 2),
+                "prefix_forwards_per_video": round(self.vision / videos, 3),
+                "pixel_builds_per_video": round(self.pixels / videos, 3),
+                "crossings_per_video": round(self.crossings / videos, 2),
+                "reads_per_video": round(self.reads / videos, 2),
+                "cache_copies": self.model.stats.get("cache_copies", 0),
+                "peak_gib": round(peak, 2) if peak is not None else None}
+
+
 def run_entailment(name: str, model: HFGenerative, spec: tuple, args, device) -> dict:
     videos, captions, frames, height, width, batch, _ = spec
     source_clips = clips(videos, frames, height, width)
     requests = entailment_requests(source_clips, captions)
     model.batch_size = batch
     source = lambda ref, sampling: source_clips[ref.path]  # noqa: E731
-    model.answer(requests[:2], source)  # warm up (kernels, memos)
+    model.answer(requests[:captions], source)  # warm up on one whole video (kernels, memos, allocator)
     start = synced()
     ours = model.answer(requests, source)
     t_ours = synced() - start
     with profiled(device.type == "cuda") as shares:
         model.answer(requests, source)
+    with Tally(model).counting() as tally:  # a pass of its own: its synchronised forwards cost time
+        start = synced()
+        model.answer(requests, source)
+        tallied = tally.per_video(synced() - start, videos)
     start = synced()
     theirs = naive_entailment(model, requests, source)
     t_naive = synced() - start
     tolerance = 1e-4 if model.dtype == "float32" else 2e-2
-    same = sum(abs(a.probs["yes"] - b) <= tolerance for a, b in zip(ours, theirs))
+    differences = [abs(a.probs["yes"] - b) for a, b in zip(ours, theirs)]
+    same = sum(d <= tolerance for d in differences)
     flops = model_flops(model, requests, source)
     peak = peak_flops(args.peak_tflops)
     return {"workload": name, "questions": len(requests), "videos": videos, "frames": frames,
             "batch_size": batch, "timefoil_ms_per_question": round(1e3 * t_ours / len(requests), 3),
             "naive_ms_per_question": round(1e3 * t_naive / len(requests), 3),
             "speedup": round(t_naive / t_ours, 2), "equal": [same, len(requests)], "tolerance": tolerance,
+            "max_dp": float(f"{max(differences):.3g}"), "near_half": near_half(ours),
             "model_tflop": float(f"{flops / 1e12:.4g}"), "mfu": round(flops / t_ours / peak, 4) if peak else None,
-            "gpu_busy": shares.get("gpu_busy"), "htod_share": shares.get("htod_share")}
+            "gpu_busy": shares.get("gpu_busy"), "htod_share": shares.get("htod_share"), **tallied}
+
+
+def near_half(answers) -> int:
+    """Answers whose e = p(yes) / (p(yes) + p(no)) lies within 0.03 of 0.5."""
+    return sum(abs(a.probs["yes"] / max(a.probs["yes"] + a.probs["no"], 1e-30) - 0.5) < 0.03 for a in answers)
+
+
+def run_runner(name: str, model: HFGenerative, spec: tuple, args, device, direct: dict | None) -> dict:
+    """The entailment workload through the runner, as ``timefoil run`` answers it: a VELOCITI
+    folder of the same shape (each row a caption and its foil), the model given to ``Runner``."""
+    from timefoil import RunConfig
+    from timefoil.execution.runner import Runner
+    from timefoil.video.sampling import Sampling
+
+    videos, captions, frames, height, width, batch, _ = spec
+    work = tempfile.mkdtemp(prefix="timefoil-gpu-bench-")
+    try:
+        data = velociti_folder(os.path.join(work, "velociti"), videos, videos * captions // 2, height, width)
+        config = RunConfig("velociti", "hf:bench", data_dir=data, benchmark_args={"subset": "paper"},
+                           protocol="entailment", sampling=Sampling(frames=frames))
+        model.batch_size = batch
+        answer, spent = model.answer, [0.0]
+
+        def timed(requests, source):  # the answering alone, not the decoding or the recording
+            start = synced()
+            try:
+                return answer(requests, source)
+            finally:
+                spent[0] += synced() - start
+
+        model.answer = timed
+        try:
+            start = synced()  # each run in a cache of its own: every question asked, every clip decoded
+            report = Runner(config, os.path.join(work, "run"), cache_dir=os.path.join(work, "cache"), model=model,
+                            progress=False).run()
+            wall = synced() - start
+            answering, spent[0] = spent[0], 0.0
+            with Tally(model).counting() as tally:
+                Runner(config, os.path.join(work, "tallied"), cache_dir=os.path.join(work, "cache-tallied"),
+                       model=model, progress=False).run()
+                tallied = tally.per_video(spent[0], videos)
+        finally:
+            del model.answer
+        questions = videos * captions
+        per_question = 1e3 * answering / questions
+        return {"workload": name, "questions": questions, "videos": videos, "frames": frames, "batch_size": batch,
+                "errors": report.errors, "equal": [questions - report.errors, questions],
+                "timefoil_ms_per_question": round(per_question, 3), "naive_ms_per_question": None,
+                "wall_ms_per_question": round(1e3 * wall / questions, 3),
+                "over_direct": round(per_question / direct["timefoil_ms_per_question"], 3) if direct else None,
+                "mfu": None, **tallied}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def choice_workload(model: HFGenerative, spec: tuple, seed: int):
@@ -374,7 +547,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=tuple(SHAPES), default="7b")
     parser.add_argument("--family", choices=("qwen2_vl", "qwen2_5_vl"), default="qwen2_vl")
-    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--workloads", default=None, help="comma-separated; default: every workload of the shape")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the device's bf16 peak, if not known")
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
@@ -391,12 +564,15 @@ def main() -> None:
                           "family": args.family, "dtype": model.dtype, "built_s": round(time.perf_counter() - start, 1),
                           "parameters_b": round(sum(p.numel() for p in net.parameters()) / 1e9, 3),
                           "torch": torch.__version__, "ran_on": model.notes["ran_on"]}), flush=True)
-        per_caption = None
-        for name in args.workloads.split(","):
+        per_caption, direct = None, None
+        for name in (args.workloads or ",".join(SHAPES[args.shape])).split(","):
             spec = SHAPES[args.shape][name]
             if name.startswith("entail"):
                 line = run_entailment(name, model, spec, args, device)
                 per_caption = per_caption or line["timefoil_ms_per_question"]
+                direct = direct or line
+            elif name.startswith("runner"):
+                line = run_runner(name, model, spec, args, device, direct)
             elif name == "choice":
                 line = run_choice(name, model, spec, args, device)
             elif name == "decode":

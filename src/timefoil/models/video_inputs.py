@@ -324,12 +324,15 @@ def adds_special_tokens(tokenizer, prompts: Sequence[str]) -> bool:
 
 
 def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos: Sequence[np.ndarray | None],
-                timings: Sequence[Timing | None] = (), as_images: bool = False, memo: dict | None = None) -> dict:
+                timings: Sequence[Timing | None] = (), as_images: bool = False, memo: dict | None = None,
+                token_memo: dict | None = None) -> dict:
     """Model inputs for ``texts`` (each holding one placeholder per visual input) and their
     frames, as the official processor returns them (``padding=True``, tensors).
 
     The pixels of a frames array are computed once, however many texts show it; ``memo``
-    carries the last one across calls (the captions of one video, asked one by one)."""
+    carries the last one across calls (the captions of one video, asked one by one).
+    ``token_memo`` keeps the tokens of texts already tokenised once expanded: a video's
+    thousands of placeholder tokens, the same for every video of one shape and sampling."""
     torch = _torch()
     timings = list(timings) or [None] * len(texts)
     memo = {} if memo is None else memo
@@ -348,15 +351,23 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
         token = builder.image_token if as_images else builder.video_token
         expanded.append(substitute_placeholders(text, token, builder.placeholders(token, counts, timing)))
         pieces.append(inputs)
-    batch = dict(tokenizer(list(expanded), return_tensors="pt", padding=True,
-                           add_special_tokens=adds_special_tokens(tokenizer, expanded)))
-    batch.update(builder.token_types(batch["input_ids"], tokenizer))
+    key = tuple(expanded)
+    if token_memo is not None and key in token_memo:
+        batch = dict(token_memo[key])
+    else:
+        batch = dict(tokenizer(list(expanded), return_tensors="pt", padding=True,
+                               add_special_tokens=adds_special_tokens(tokenizer, expanded)))
+        batch.update(builder.token_types(batch["input_ids"], tokenizer))
+        if token_memo is not None:
+            if len(token_memo) >= 8:  # a few shapes and samplings at a time
+                token_memo.clear()
+            token_memo[key] = dict(batch)
     for key in (pieces[0] if pieces else {}):
         values = [p[key] for p in pieces]
         if key == "second_per_grid_ts":
             batch[key] = torch.tensor([v for vs in values for v in vs])
-        else:
-            batch[key] = torch.cat(values)
+        else:  # one video's pixels as they are: a copy of a 7B model's input is some 28 MB
+            batch[key] = values[0] if len(values) == 1 else torch.cat(values)
     return batch
 
 

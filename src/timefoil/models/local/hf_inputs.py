@@ -93,6 +93,11 @@ class InputEncoder:
         self.processor = processor
         self.check: dict[str, Any] | None = None  # the first batch compared with the official processor
         self._pixels: dict = {}  # the last video's pixels, reused by the next batch that shows it
+        # the tokens of a video's head (the text through its video, expanded), one a shape and
+        # sampling; the heads found equal to the whole encoding; whether they still are
+        self._head_tokens: dict = {}
+        self._heads_checked: set = set()
+        self._heads_split = True
         if vision and processor is None and preprocess == "official":
             self.processor = official_processor(path, revision, trust_remote_code,
                                                 open_path=model_type if self.open else None)
@@ -113,6 +118,7 @@ class InputEncoder:
             self.builder = build_vision(model_type, path, tokenizer, revision)
         self.template = (chat_template(path, tokenizer, revision) if vision and self.processor is None
                          else getattr(self.processor or tokenizer, "chat_template", None))
+        self._added = tokenizer.get_added_vocab() if self.builder is not None else {}
 
     def _open_input(self) -> str:
         """What an open-path processor is given the frames as: a video where it has a video
@@ -189,8 +195,10 @@ class InputEncoder:
         return renderer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False, **kwargs)
 
     # -- batches ---------------------------------------------------------------------------------------
-    def encode(self, texts: list[str], frames: Sequence[Frames | None] | None = None) -> dict:
-        """Tokens (left padded) and, for video LLMs, pixels of the same frames for every text."""
+    def encode(self, texts: list[str], frames: Sequence[Frames | None] | None = None,
+               token_memo: dict | None = None) -> dict:
+        """Tokens (left padded) and, for video LLMs, pixels of the same frames for every text
+        (``token_memo``: see ``build_batch``)."""
         frames = list(frames) if frames else [None] * len(texts)
         shown = [f for f in frames if f is not None]
         if not self.vision or not shown:
@@ -203,40 +211,58 @@ class InputEncoder:
         batch = build_batch(self.builder, self.tokenizer, texts, [f.array if f is not None else None for f in frames],
                             [Timing(f.sampled_fps, tuple(f.times)) if f is not None and f.sampled_fps else None
                              for f in frames],
-                            as_images=self.video_as == "images", memo=self._pixels)
+                            as_images=self.video_as == "images", memo=self._pixels, token_memo=token_memo)
         if self.check is None and torchvision_imports():
             self._compare_with_official(texts, frames, batch)
         return batch
 
     def encode_shared(self, model, texts: list[str], frames: Frames | None) -> "SharedPrompts":
-        """Prompts that show one video, for a prefix that runs once: the first prompt encoded
-        whole (its pixels built, its positions computed), every prompt's tokens. Where timefoil
-        builds the inputs, the others are tokenised as text alone, their video placeholder
-        unexpanded, and take the first prompt's expanded video tokens: a placeholder is an added
-        token, which the tokenizer splits the text at, so the text after it is tokenised the
-        same whether it stands for one token or for thousands (checked on the first prompt). No
-        pixels are built or copied again, no rope index computed again."""
-        first = self.encode(texts[:1], [frames] if frames is not None else None)
-        positions = self.positions(model, first)
-        head = first["input_ids"][0]
-        tails = self._text_after_video(texts, head) if frames is not None and self.builder is not None else None
-        if tails is None:  # each prompt encoded whole (a processor's inputs, text alone, or no shared head)
-            sequences = [head] + [self.encode([text], [frames] if frames is not None else None)["input_ids"][0]
-                                  for text in texts[1:]]
-            return SharedPrompts(first, positions, sequences, whole=len(texts))
-        kept = len(head) - len(tails[0])
-        torch = _torch()
-        sequences = [head] + [torch.cat([head[:kept], torch.tensor(tail, dtype=head.dtype)]) for tail in tails[1:]]
-        return SharedPrompts(first, positions, sequences, whole=1)
+        """Prompts that show one video, for a prefix that runs once: the first prompt's inputs
+        (pixels built once) and positions, and every prompt's tokens.
 
-    def _text_after_video(self, texts: list[str], head) -> list[list[int]] | None:
-        """Each prompt's tokens after its last video placeholder, tokenised as text alone; None
-        where that would not give the whole encoding's tokens (a placeholder that is no added
-        token, prompts that differ before the video, or a first prompt whose tokens disagree)."""
+        Where timefoil builds the inputs, no prompt's video is tokenised again: each prompt is
+        tokenised with its video placeholder unexpanded, and its text after the last one is
+        joined to the head (the text through the video, expanded), tokenised once for every
+        video of one shape and sampling. A placeholder is an added token, which a tokenizer
+        splits the text at, so the text after it is tokenised the same whether it stands for
+        one token or for thousands; this is checked against the whole encoding of the first
+        prompt of each new head, and a tokenizer for which it fails encodes every prompt whole."""
+        if frames is not None and self.builder is not None and self._heads_split:
+            split = self._text_after_video(texts)
+            if split is not None:
+                return self._joined(model, texts, frames, *split)
+        first = self.encode(texts[:1], [frames] if frames is not None else None)
+        sequences = [first["input_ids"][0]] + [
+            self.encode([text], [frames] if frames is not None else None)["input_ids"][0] for text in texts[1:]]
+        return SharedPrompts(first, self.positions(model, first), sequences, whole=len(texts))
+
+    def _joined(self, model, texts: list[str], frames: Frames, head_text: str, tails: list[list[int]]):
+        torch = _torch()
+        head = self.encode([head_text], [frames], token_memo=self._head_tokens)
+        ids = head["input_ids"][0]
+        tail = torch.tensor(tails[0], dtype=ids.dtype)[None]
+        first = {**head, "input_ids": torch.cat([head["input_ids"], tail], dim=1),
+                 "attention_mask": torch.ones(1, len(ids) + len(tails[0]), dtype=head["attention_mask"].dtype)}
+        for key, types in self.builder.token_types(tail, self.tokenizer).items():
+            first[key] = torch.cat([head[key], types], dim=1)
+        known = tuple(ids.tolist())
+        if known not in self._heads_checked:  # a new head: held to the whole encoding of its first prompt
+            whole = self.encode(texts[:1], [frames])
+            if not all(torch.equal(whole[k], first[k]) for k in whole if torch.is_tensor(whole[k])):
+                self._heads_split = False
+                return self.encode_shared(model, texts, frames)
+            self._heads_checked.add(known)
+        sequences = [first["input_ids"][0]] + [torch.cat([ids, torch.tensor(t, dtype=ids.dtype)]) for t in tails[1:]]
+        return SharedPrompts(first, self.positions(model, first), sequences, whole=1)
+
+    def _text_after_video(self, texts: list[str]) -> tuple[str, list[list[int]]] | None:
+        """(the first prompt's text through its last video placeholder, each prompt's tokens
+        after it, tokenised as text alone); None where the prompts differ before it or the
+        placeholder is no added token."""
         token = self.builder.image_token if self.video_as == "images" else self.builder.video_token
-        if token not in self.tokenizer.get_added_vocab():
+        placeholder = self._added.get(token)
+        if placeholder is None or token not in texts[0]:
             return None
-        placeholder = self.tokenizer.convert_tokens_to_ids(token)
         special = adds_special_tokens(self.tokenizer, texts)
         plain = self.tokenizer(list(texts), add_special_tokens=special)["input_ids"]
         if placeholder not in plain[0]:
@@ -244,10 +270,7 @@ class InputEncoder:
         last = len(plain[0]) - 1 - plain[0][::-1].index(placeholder)
         if any(ids[:last + 1] != plain[0][:last + 1] for ids in plain[1:]):
             return None
-        tails = [ids[last + 1:] for ids in plain]
-        if len(tails[0]) > len(head) or head[len(head) - len(tails[0]):].tolist() != tails[0]:
-            return None
-        return tails
+        return texts[0][:texts[0].rindex(token) + len(token)], [ids[last + 1:] for ids in plain]
 
     def _official(self, texts: list[str], frames: list[Frames | None], processor=None) -> dict:
         processor = processor or self.processor
