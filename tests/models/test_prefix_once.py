@@ -148,3 +148,22 @@ def test_prompts_encoded_once_are_the_whole_encodings_token_for_token_and_positi
                 after = encoded.positions[..., 0, shared - 1] + 1
                 rule = after[..., None] + torch.arange(len(sequence) - shared)
                 assert torch.equal(positions[..., 0, shared:], rule)
+
+
+def test_the_next_videos_inputs_are_made_while_this_one_is_answered(velociti, tmp_path, monkeypatch):
+    """On a GPU the runner's decode-ahead thread also encodes the next video's prompts; its
+    encodings are taken by the call that answers them, and the answers are the plain path's."""
+    path = tiny_vlm(tmp_path / "model", "qwen2_vl", WORDS + ["Yes No", "Does the video entail the caption"])
+    config = RunConfig("velociti", f"hf:{path}", data_dir=velociti, protocol="entailment",
+                       benchmark_args={"subset": "paper"}, sampling=Sampling(frames=4))
+    answered = {}
+    for name, ahead in (("plain", False), ("ahead", True)):
+        monkeypatch.setattr(HFGenerative, "decodes_ahead", property(lambda self, ahead=ahead: ahead))
+        model = HFGenerative(path, batch_size=8, prefix_reuse=name == "ahead")
+        report = Runner(config, str(tmp_path / name), cache_dir=str(tmp_path / f"cache-{name}"), model=model,
+                        progress=False).run()
+        assert report.errors == 0
+        answered[name] = probabilities(tmp_path / name)
+    assert model.stats["prepared_ahead"] == VIDEOS - 1  # every video but the first was ready when asked
+    assert model.stats["prefix_forwards"] == VIDEOS
+    assert max(abs(answered["ahead"][k] - answered["plain"][k]) for k in answered["plain"]) <= 1e-5

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Iterator, Sequence
 
 from ..models.base import METHOD_PREFIX, Model
@@ -110,19 +110,29 @@ class Answerer:
                                                      whole_videos=getattr(self.model, "whole_videos", False))
                    for batch in bundle]
         with ThreadPoolExecutor(1, thread_name_prefix="timefoil-decode-ahead") as ahead:
+            made = None
             for n, batch in enumerate(batches):
+                if made is not None:  # this batch's videos and inputs, being made ahead: taken as made
+                    wait([made])
+                made = None
                 if getattr(self.model, "decodes_ahead", False) and n + 1 < len(batches):  # any object may answer
                     # the next batch's videos decode on the host while the device answers this one
                     # (the frame store decodes each once, whichever thread asks first)
-                    ahead.submit(self.decode_ahead, [requests[k] for k in batches[n + 1]])
+                    made = ahead.submit(self.decode_ahead, [requests[k] for k in batches[n + 1]])
                 yield [(key, answer, facts)
                        for key, (answer, facts) in zip(batch, self.answer_batch([requests[k] for k in batch]))]
 
     def decode_ahead(self, requests: list[Request]) -> None:
-        """Each video of ``requests`` decoded into the frame store; a bad one is left for the
-        batch that asks it to record."""
-        for request in requests:
-            self.frame_info(request)
+        """Each video of ``requests`` decoded into the frame store, and the model's inputs for
+        them made where it makes them ahead (``prepare_ahead``); a bad video, or a failure to
+        prepare, is left for the batch that asks it to record."""
+        decoded = [request for request in requests if self.frame_info(request)[1] is None]
+        prepare = getattr(self.model, "prepare_ahead", None)
+        if prepare is not None and decoded:
+            try:
+                prepare(decoded, self.frames.get)
+            except Exception:  # noqa: BLE001 - the batch asking these requests meets it again and records it
+                pass
 
     def _entry(self, key: str, request: Request, answer: Answer) -> Entry:
         frames, video_error = self.frame_info(request)

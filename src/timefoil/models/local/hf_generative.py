@@ -38,6 +38,7 @@ from .greedy import Continuation, Row, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
 from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, takes_vision, weights_fingerprint
 from .hf_open import ROWS, WHY_NO_PREFIX, WHY_ONE_ROW, generate_alone, model_inputs
+from .hf_ahead import PreparesAhead
 from .hf_prefix import PrefixReuse
 from .placement import dtype_name, place, ran_on
 from ..video_inputs import _torch
@@ -51,7 +52,7 @@ PERPLEXITY_RULE = "vilma-run.py: tokenizer's own special tokens, tokens 2..L, su
 YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
 
 
-class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
+class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
     def __init__(self, path: str, *, dtype: str = "auto", device: str | None = None,
                  device_map: str | None = None, attention: str = "auto", revision: str | None = None,
                  batch_size: int = 8,
@@ -117,8 +118,10 @@ class HFGenerative(PrefixReuse, RanksBySimilarity, Model):
         self._variants: dict[str, list[int]] = {}
         # prefix_forwards: prefixes run (one a video); host_encodes: prompts encoded whole (pixels
         # and positions); cache_copies: prefix caches copied whole (a layer of an unknown kind)
+        # prepared_ahead: videos whose encoding the decode-ahead thread had ready
         self.stats = {"forward_tokens": 0, "prefix_hits": 0, "prefix_forwards": 0, "host_encodes": 0,
-                      "cache_copies": 0}
+                      "cache_copies": 0, "prepared_ahead": 0}
+        self._ahead = OrderedDict()  # prompts -> (frames, encoding made ahead): see hf_ahead
         self.decode_batching = bool(decode_batching)
         self._decoding: DecodeQueue | None = None  # during an answering call: its rows' shared decode steps
         self.decode_off: str | None = None

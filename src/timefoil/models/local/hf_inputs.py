@@ -12,6 +12,7 @@ positions computed by the model itself (``positions`` returns None).
 from __future__ import annotations
 
 import dataclasses
+import threading
 import warnings
 from typing import Any, Sequence
 
@@ -98,6 +99,7 @@ class InputEncoder:
         self._head_tokens: dict = {}
         self._heads_checked: set = set()
         self._heads_split = True
+        self._encoding = threading.Lock()
         if vision and processor is None and preprocess == "official":
             self.processor = official_processor(path, revision, trust_remote_code,
                                                 open_path=model_type if self.open else None)
@@ -227,6 +229,10 @@ class InputEncoder:
         splits the text at, so the text after it is tokenised the same whether it stands for
         one token or for thousands; this is checked against the whole encoding of the first
         prompt of each new head, and a tokenizer for which it fails encodes every prompt whole."""
+        with self._encoding:  # the decode-ahead thread encodes the next video meanwhile (hf_ahead)
+            return self._encode_shared(model, texts, frames)
+
+    def _encode_shared(self, model, texts: list[str], frames: Frames | None) -> "SharedPrompts":
         if frames is not None and self.builder is not None and self._heads_split:
             split = self._text_after_video(texts)
             if split is not None:
@@ -250,7 +256,7 @@ class InputEncoder:
             whole = self.encode(texts[:1], [frames])
             if not all(torch.equal(whole[k], first[k]) for k in whole if torch.is_tensor(whole[k])):
                 self._heads_split = False
-                return self.encode_shared(model, texts, frames)
+                return self._encode_shared(model, texts, frames)
             self._heads_checked.add(known)
         sequences = [first["input_ids"][0]] + [torch.cat([ids, torch.tensor(t, dtype=ids.dtype)]) for t in tails[1:]]
         return SharedPrompts(first, self.positions(model, first), sequences, whole=1)

@@ -33,7 +33,7 @@ class PrefixReuse:
         Each row: (next-token log-probabilities, None) or (None, the caption's mean token
         log-likelihood), both still on the device."""
         torch = _torch()
-        encoded = self.inputs.encode_shared(self.model, [p + c for p, c in prompts], video)
+        encoded = self._encoded([p + c for p, c in prompts], video)
         self.stats["host_encodes"] += encoded.whole
         sequences, first = encoded.sequences, encoded.inputs
         captions = self._caption_lengths(prompts)
