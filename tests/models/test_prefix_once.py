@@ -167,3 +167,22 @@ def test_the_next_videos_inputs_are_made_while_this_one_is_answered(velociti, tm
     assert model.stats["prepared_ahead"] == VIDEOS - 1  # every video but the first was ready when asked
     assert model.stats["prefix_forwards"] == VIDEOS
     assert max(abs(answered["ahead"][k] - answered["plain"][k]) for k in answered["plain"]) <= 1e-5
+
+
+def test_a_bfloat16_models_answers_are_read_from_float32_logits(tmp_path):
+    """The output projection runs in float32 on the kept positions of a bfloat16 model: its
+    logits equal the float32 product of the last hidden states and the (exact) weights, where
+    bfloat16 logits move in steps of 1/8 near 20; the fingerprint says so."""
+    path = tiny_vlm(tmp_path, "qwen2_vl", WORDS + ["Yes No", "Does the video entail the caption"])
+    model = HFGenerative(path, dtype="bfloat16")
+    assert model.float_logits and model.fingerprint()["logits"] == "float32"
+    assert "logits" not in HFGenerative(path).fingerprint()  # float32 models compute them so already
+    head = model.model.get_output_embeddings()
+    hidden = torch.randn(2, 3, head.in_features, dtype=torch.bfloat16) * 8
+    logits = head(hidden)
+    assert logits.dtype == torch.float32
+    assert torch.equal(logits, torch.nn.functional.linear(hidden.float(), head.weight.float()))
+    assert not torch.equal(logits, torch.nn.functional.linear(hidden, head.weight).float())
+    answers = model.answer([Request("entailment", VideoRef.file("/x.mp4"), f"Does the video entail {c}")
+                            for c in ("a man opens the door", "two birds fly")], lambda ref, sampling: CLIP)
+    assert all(a.error is None and 0 < a.probs["yes"] < 1 for a in answers)

@@ -38,6 +38,7 @@ from .greedy import Continuation, Row, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
 from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, takes_vision, weights_fingerprint
 from .hf_open import ROWS, WHY_NO_PREFIX, WHY_ONE_ROW, generate_alone, model_inputs
+from .float_logits import float32_logits
 from .hf_ahead import PreparesAhead
 from .hf_prefix import PrefixReuse
 from .placement import dtype_name, place, ran_on
@@ -78,6 +79,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
             tokenizer = getattr(processor, "tokenizer", processor)
             processor = processor if processor is not tokenizer else None
         self.model = model.eval()
+        self.float_logits = float32_logits(self.model)  # p(yes) read from float32 logits (float_logits)
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -94,6 +96,10 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
             self.model.to(placed.device)
             self.device = torch.device(placed.device)
         self.dtype = dtype_name(self.model)  # what "auto" came to: the fingerprint names the precision
+        # where the logits come out: with a device_map over several GPUs, the last one (indexes
+        # into the logits are made there, not on the inputs' device)
+        head = self.model.get_output_embeddings() if hasattr(self.model, "get_output_embeddings") else None
+        self.logits_device = head.weight.device if head is not None else self.device
         self.multimodal = self.inputs.vision
         if score not in ("auto", "conditional", "perplexity"):
             raise ValueError("score must be auto, conditional or perplexity")
@@ -130,6 +136,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         return {"name": "hf", "path": self.path, "revision": self.revision or getattr(
             self.model.config, "_commit_hash", None), "weights": weights_fingerprint(self.path),
                 "dtype": self.dtype, "max_new_tokens": self.max_new_tokens, **self.inputs.fingerprint(),
+                **({"logits": "float32"} if self.float_logits else {}),
                 **({"score": "perplexity", "perplexity_rule": PERPLEXITY_RULE} if self.score_mode == "perplexity"
                    else {}),
                 **({"choice_reading": "letters"} if self.choice_reading == "letters" else {}),

@@ -64,6 +64,10 @@ class PrefixReuse:
                   for chunk in self._suffix_chunks([len(s) - shared for s in sequences], bool(asks))]
         prefix_inputs = self._on_device(prefix_inputs)
         chunks = [(chunk, self._on_device(host)) for chunk, host in chunks]
+        if self.logits_device != self.device:  # a device_map over GPUs: the logits are on the last one
+            chunks = [(chunk, {**suffix, **{k: suffix[k].to(self.logits_device, non_blocking=True)
+                                            for k in ("read", "rows", "last", "caption_ids")}})
+                      for chunk, suffix in chunks]
         cache = cache_of(self.model(**prefix_inputs, use_cache=True, **kept_logits(self.model, 1)))
         self.stats["prefix_forwards"] += 1
         self.stats["forward_tokens"] += shared
