@@ -120,10 +120,38 @@ def ran_on(model, device) -> dict[str, str]:
     config = getattr(model, "config", None)
     attention = getattr(config, "_attn_implementation", None) or "default"
     said = {"device": str(device), "dtype": dtype_name(model), "attention": str(attention)}
+    spread = devices_of(getattr(model, "hf_device_map", None))
+    if spread:  # loaded with a device_map: where its layers went (named when memory runs out)
+        said["device_map"] = spread
     if said["dtype"] == "float16":  # never chosen by auto: asked for (or a model handed over in it), and said
         said["dtype_note"] = FLOAT16_NOTE
     return said
 
 
+def devices_of(device_map) -> str | None:
+    """The devices a loaded model's ``hf_device_map`` puts its layers on, in order: "cuda:0",
+    "cuda:0+cuda:1"; None for a model loaded without one."""
+    if not isinstance(device_map, dict) or not device_map:
+        return None
+    named = [f"cuda:{d}" if isinstance(d, int) else str(d) for d in device_map.values()]
+    return "+".join(dict.fromkeys(named))
+
+
+def out_of_memory(what: str, *, device: str, device_map: str | None, dtype: str,
+                  batch_size: int | None = None) -> str:
+    """One line for a device that ran out of memory: the settings that decided how much was
+    asked of it, and what asks less."""
+    settings = f"device={device}, device_map={device_map or 'none'}, dtype={dtype}"
+    if batch_size is not None:
+        settings += f", batch_size={batch_size}"
+    tries = ["a smaller batch_size"] if batch_size is not None and batch_size > 1 else []
+    if dtype == "float32":
+        tries.append("dtype=bfloat16 (half the memory)")
+    if device_map != "auto" and "+" not in (device_map or ""):
+        tries.append("device_map=auto (the layers spread over every GPU torch sees)")
+    tries.append("a GPU with more free memory")
+    return f"out of memory {what} ({settings}); try {', '.join(tries[:-1])} or {tries[-1]}"
+
+
 __all__ = ["ATTENTIONS", "DTYPES", "FLOAT16_NOTE", "Placement", "best_attention", "bf16_native", "checked_device",
-           "dtype_name", "place", "ran_on", "torch_dtype"]
+           "devices_of", "dtype_name", "out_of_memory", "place", "ran_on", "torch_dtype"]
