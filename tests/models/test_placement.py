@@ -5,6 +5,7 @@ the device, dtype and attention each run used."""
 import json
 import sys
 import types
+import weakref
 
 import pytest
 
@@ -190,3 +191,38 @@ def test_a_text_model_run_without_blind_is_labelled_text_only(suite, tmp_path):
     run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
     assert json.loads((tmp_path / "run" / "run.json").read_text())["model_notes"]["text_only"] is True
     assert load_scored(str(tmp_path / "run")).label.startswith(f"hf:{folder} · text only")
+
+
+def test_out_of_memory_at_load_is_one_line_naming_the_settings(tmp_path, monkeypatch):
+    """A checkpoint that does not fit: the settings that decided its size and what asks less, in
+    one line (it was "unexpected OutOfMemoryError"), the half-loaded weights let go first."""
+    from timefoil.cli.common import Failure, guard
+
+    folder = tiny_llama(tmp_path / "lm", ["yes no"])
+    gpus(monkeypatch, True)
+    emptied, loaded = [], []
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(loaded[0]() is None))
+
+    class Weights:
+        pass
+
+    class TooBig:
+        @classmethod
+        def from_pretrained(cls, path, **kwargs):
+            half = Weights()  # what was loaded before the GPU ran out
+            loaded.append(weakref.ref(half))
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.02 GiB. GPU 0 has a total "
+                                         "capacity of 79.19 GiB of which 512.00 MiB is free.")
+
+    monkeypatch.setattr(hf_loading, "model_class_of", lambda config: TooBig)
+    with pytest.raises(Failure) as caught:
+        guard(HFGenerative)(folder)
+    assert caught.value.message == (
+        f"{folder}: out of memory loading its weights (device=cuda:0, device_map=cuda:0, dtype=bfloat16); try "
+        "device_map=auto (the layers spread over every GPU torch sees) or a GPU with more free memory")
+    assert emptied == [True]  # the cache emptied once, after the half-loaded weights were freed
+    with pytest.raises(Failure) as caught:
+        guard(HFGenerative)(folder, device_map="auto", dtype="float32")
+    assert caught.value.message == (
+        f"{folder}: out of memory loading its weights (device=cuda:0, device_map=auto, dtype=float32); try "
+        "dtype=bfloat16 (half the memory) or a GPU with more free memory")
