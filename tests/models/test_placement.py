@@ -115,8 +115,13 @@ def test_mps_only_where_torch_has_it(monkeypatch):
     assert place(device="mps") == Placement("mps", None, "float32", None)
 
 
-def test_float16_is_said_in_what_the_run_ran_on(tmp_path):
-    """auto never picks float16; a model in it (asked for, or handed over) carries a note to run.json."""
+def test_float16_is_said_when_asked_and_in_what_the_run_ran_on(monkeypatch, capsys):
+    """auto never picks float16; asked for, it is said on stderr, and a model in it (asked for,
+    or handed over) carries a note to run.json."""
+    gpus(monkeypatch, True, capability=(7, 5))
+    assert place().dtype == "float32" and capsys.readouterr().err == ""
+    assert place(dtype="float16").dtype == "float16"
+    assert capsys.readouterr().err == f"timefoil: {FLOAT16_NOTE}\n"
     model = torch.nn.Linear(2, 2)
     assert "dtype_note" not in ran_on(model, "cpu")
     said = ran_on(model.half(), "cuda:0")

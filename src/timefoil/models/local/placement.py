@@ -8,6 +8,7 @@ run.json says so when it was asked for. ``device=``, ``device_map=``, ``dtype=``
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -50,6 +51,8 @@ def place(*, device: str | None = None, device_map: str | None = None, dtype: st
         dtype = ("bfloat16" if bf16_native(device) else "float32") if on_gpu else "float32"
     if attention == "auto":
         attention = best_attention(dtype, device) if on_gpu else None
+    if dtype == "float16":  # only ever asked for: said now, and in run.json (ran_on's dtype_note)
+        print(f"timefoil: {FLOAT16_NOTE}", file=sys.stderr)
     return Placement(device, device_map, dtype, attention)
 
 
