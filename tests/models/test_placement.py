@@ -231,3 +231,24 @@ def test_out_of_memory_at_load_is_one_line_naming_the_settings(tmp_path, monkeyp
     assert caught.value.message == (
         f"{folder}: out of memory loading its weights (device=cuda:0, device_map=auto, dtype=float32); try "
         "dtype=bfloat16 (half the memory) or a GPU with more free memory")
+
+
+def test_out_of_memory_moving_a_contrastive_model_is_one_line(monkeypatch):
+    """Contrastive models load on the host and move: no room on the device is one line, with no
+    device_map to suggest (they take none)."""
+    from timefoil.models.local.contrastive import Contrastive
+
+    gpus(monkeypatch, True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+
+    class TooBig:
+        def eval(self):
+            return self
+
+        def to(self, device):
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 GiB")
+
+    with pytest.raises(ValueError) as caught:
+        Contrastive("/models/siglip2-giant", model=TooBig(), processor=None)
+    assert str(caught.value) == ("/models/siglip2-giant: out of memory moving its weights to the device "
+                                 "(device=cuda:0, device_map=none, dtype=bfloat16); try a GPU with more free memory")

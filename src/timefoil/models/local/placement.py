@@ -141,19 +141,20 @@ def devices_of(device_map) -> str | None:
 
 
 def out_of_memory(what: str, *, device: str, device_map: str | None, dtype: str,
-                  batch_size: int | None = None) -> str:
+                  batch_size: int | None = None, can_spread: bool = True) -> str:
     """One line for a device that ran out of memory: the settings that decided how much was
-    asked of it, and what asks less."""
+    asked of it, and what asks less (``can_spread``: the model takes a device_map)."""
     settings = f"device={device}, device_map={device_map or 'none'}, dtype={dtype}"
     if batch_size is not None:
         settings += f", batch_size={batch_size}"
     tries = ["a smaller batch_size"] if batch_size is not None and batch_size > 1 else []
     if dtype == "float32":
         tries.append("dtype=bfloat16 (half the memory)")
-    if device_map != "auto" and "+" not in (device_map or ""):
+    if can_spread and device_map != "auto" and "+" not in (device_map or ""):
         tries.append("device_map=auto (the layers spread over every GPU torch sees)")
     tries.append("a GPU with more free memory")
-    return f"out of memory {what} ({settings}); try {', '.join(tries[:-1])} or {tries[-1]}"
+    ways = tries[0] if len(tries) == 1 else f"{', '.join(tries[:-1])} or {tries[-1]}"
+    return f"out of memory {what} ({settings}); try {ways}"
 
 
 __all__ = ["ATTENTIONS", "DTYPES", "FLOAT16_NOTE", "Placement", "best_attention", "bf16_native", "checked_device",
