@@ -76,7 +76,9 @@ def test_a_failed_batch_is_let_go_before_its_requests_are_asked_again(monkeypatc
                     "dtype=bfloat16, batch_size=8); try a smaller batch_size, device_map=auto (the layers spread "
                     "over every GPU torch sees) or a GPU with more free memory; asking its 8 requests one at a time "
                     "(fallback 1, counted in run.json)"]
-    assert answerer.fallback_counts == {"batches": 1, "requests": 8, "exceptions": {"OutOfMemoryError": 1}}
+    assert answerer.fallback_counts == {
+        "batches": 1, "requests": 8, "exceptions": {"OutOfMemoryError": 1},
+        "messages": {"OutOfMemoryError": "CUDA out of memory. Tried to allocate 3.00 GiB"}}
 
 
 def test_a_request_out_of_memory_alone_is_its_error_and_its_memory_is_given_back(monkeypatch):
@@ -102,7 +104,8 @@ def test_any_failed_batch_is_named_and_counted_and_a_batch_of_one_is_no_fallback
         f"timefoil: fails-in-batches: a batch of {n} failed (RuntimeError: an illegal memory access was "
         f"encountered); asking its {n} requests one at a time (fallback {k}, counted in run.json)"
         for k, n in ((1, 3), (2, 2))]
-    assert answerer.fallback_counts == {"batches": 2, "requests": 5, "exceptions": {"RuntimeError": 2}}
+    assert answerer.fallback_counts == {"batches": 2, "requests": 5, "exceptions": {"RuntimeError": 2},
+                                        "messages": {"RuntimeError": "an illegal memory access was encountered"}}
 
 
 def test_run_json_counts_the_fallbacks_of_a_run(suite, tmp_path, capsys):
@@ -116,15 +119,18 @@ def test_run_json_counts_the_fallbacks_of_a_run(suite, tmp_path, capsys):
     assert failed == [2, 2] and sum(n for n, _, _ in model.calls if n == 1) == 4
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
     assert meta["batch_fallbacks"] == {"batches": len(failed), "requests": sum(failed),
-                                       "exceptions": {"RuntimeError": len(failed)}}
+                                       "exceptions": {"RuntimeError": len(failed)},
+                                       "messages": {"RuntimeError": "cuDNN error: CUDNN_STATUS_INTERNAL_ERROR"}}
     lines = [line for line in capsys.readouterr().err.splitlines() if "one at a time" in line]
     assert [int(re.search(r"a batch of (\d+) failed", line).group(1)) for line in lines] == failed
     assert all(r["answer"]["probs"] == {"yes": 0.75, "no": 0.25} for r in records)
 
 
 def test_sessions_and_shards_add_their_fallbacks():
-    assert added_fallbacks({}, {"batches": 2, "requests": 7, "exceptions": {"RuntimeError": 2}}) == \
-        {"batches": 2, "requests": 7, "exceptions": {"RuntimeError": 2}}
-    assert added_fallbacks({"batches": 2, "requests": 7, "exceptions": {"RuntimeError": 2}},
-                           {"batches": 3, "requests": 24, "exceptions": {"OutOfMemoryError": 2, "RuntimeError": 1}}) \
-        == {"batches": 5, "requests": 31, "exceptions": {"OutOfMemoryError": 2, "RuntimeError": 3}}
+    first = {"batches": 2, "requests": 7, "exceptions": {"RuntimeError": 2}, "messages": {"RuntimeError": "first"}}
+    assert added_fallbacks({}, first) == first
+    later = {"batches": 3, "requests": 24, "exceptions": {"OutOfMemoryError": 2, "RuntimeError": 1},
+             "messages": {"OutOfMemoryError": "CUDA out of memory", "RuntimeError": "later"}}
+    assert added_fallbacks(first, later) == {
+        "batches": 5, "requests": 31, "exceptions": {"OutOfMemoryError": 2, "RuntimeError": 3},
+        "messages": {"OutOfMemoryError": "CUDA out of memory", "RuntimeError": "first"}}

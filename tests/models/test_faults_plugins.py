@@ -172,8 +172,9 @@ def fell_back(row: str, exception: str):
         failed = [n for n in sizes if n > 1]
         assert failed, sizes
         meta = json.loads((tmp_path / "run" / "run.json").read_text())
-        assert meta["batch_fallbacks"] == {"batches": len(failed), "requests": sum(failed),
-                                           "exceptions": {exception: len(failed)}}
+        counted = meta["batch_fallbacks"]
+        assert counted == {"batches": len(failed), "requests": sum(failed), "exceptions": {exception: len(failed)},
+                           "messages": {exception: counted["messages"][exception]}}
         records = run_records(tmp_path / "run")
         assert records and all(r["answer"]["score"] == 1.0 for r in records)
     return after

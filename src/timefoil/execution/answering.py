@@ -29,7 +29,10 @@ Entry = tuple[str, Answer, dict]  # (request key, answer, frame facts): one answ
 class Answerer:
     def __init__(self, model: Model, frames: FrameStore):
         self.model, self.frames = model, frames
-        self.fallbacks: Counter[str] = Counter()  # failed batches, their requests, and each exception's count
+        # batches that failed and were asked again one request at a time: their sizes, and by exception
+        self.fallen: list[int] = []
+        self.fallen_by: Counter[str] = Counter()
+        self.first_said: dict[str, str] = {}
 
     def frame_info(self, request: Request) -> tuple[dict, str | None]:
         """Decode (once, cached) before asking, so every model sees exactly the same frames."""
@@ -68,29 +71,30 @@ class Answerer:
         return [self._ask_one(r) for r in requests]
 
     def _fell_back(self, exc: BaseException, size: int) -> None:
-        """The failed batch counted by its exception and said in one line on stderr."""
-        kind = type(exc).__name__
-        self.fallbacks["batches"] += 1
-        self.fallbacks["requests"] += size
-        self.fallbacks[kind] += 1
+        """The failed batch counted by its exception (the first message of each kind kept) and
+        said in one line on stderr."""
+        kind, message = type(exc).__name__, redact(" ".join(str(exc).split())[:200])
+        self.fallen.append(size)
+        self.fallen_by[kind] += 1
+        self.first_said.setdefault(kind, message)
         if is_out_of_memory(exc):
             ran = (getattr(self.model, "notes", None) or {}).get("ran_on") or {}
             said = out_of_memory(f"in a batch of {size}", device=ran.get("device", "?"),
                                  device_map=ran.get("device_map"), dtype=ran.get("dtype", "?"),
                                  batch_size=getattr(self.model, "batch_size", size))
         else:
-            said = f"a batch of {size} failed ({kind}: {' '.join(str(exc).split())[:200]})"
+            said = f"a batch of {size} failed ({kind}: {message})"
         print(redact(f"timefoil: {self.model.name}: {said}; asking its {size} requests one at a time "
-                     f"(fallback {self.fallbacks['batches']}, counted in run.json)"), file=sys.stderr)
+                     f"(fallback {len(self.fallen)}, counted in run.json)"), file=sys.stderr)
 
     @property
     def fallback_counts(self) -> dict:
-        """What run.json records: batches asked again one request at a time, their requests, and
-        how many each exception failed (nothing when no batch failed)."""
-        if not self.fallbacks["batches"]:
+        """What run.json records: batches asked again one request at a time, their requests, how
+        many each exception failed and its first message (nothing when no batch failed)."""
+        if not self.fallen:
             return {}
-        kinds = {k: v for k, v in sorted(self.fallbacks.items()) if k not in ("batches", "requests")}
-        return {"batches": self.fallbacks["batches"], "requests": self.fallbacks["requests"], "exceptions": kinds}
+        return {"batches": len(self.fallen), "requests": sum(self.fallen),
+                "exceptions": dict(sorted(self.fallen_by.items())), "messages": dict(sorted(self.first_said.items()))}
 
     def _asked(self, requests: list[Request]) -> list[Answer]:
         start = time.perf_counter()
