@@ -21,7 +21,7 @@ FLOAT16_NOTE = ("float16 as asked: a model trained in bfloat16 (the Qwen2 family
 class Placement:
     device: str  # where inputs go: "cpu", "cuda:0", "mps" (with a device_map, the device of its first layers)
     device_map: str | None  # what from_pretrained is given: weights load straight onto the GPU
-    dtype: str  # a torch dtype's name ("auto", the checkpoint's own, only where it was asked for)
+    dtype: str  # a torch dtype's name: "auto" is settled by place(), never handed on
     attention: str | None  # attn_implementation; None: transformers' own choice (the CPU's default)
 
     @property
@@ -57,8 +57,9 @@ def place(*, device: str | None = None, device_map: str | None = None, dtype: st
 
 
 def checked_device(device: str) -> None:
-    """``device`` if torch can put a model there: cpu, cuda, cuda:N of a GPU it sees, or mps where
-    torch has it; anything else (meta, which holds no weights; a typo) refused in one line."""
+    """Nothing where torch can put a model on ``device``: cpu, cuda, cuda:N of a GPU it sees, or
+    mps where torch has it; anything else (meta, which holds no weights; a typo) refused in one
+    line before anything loads."""
     import torch
 
     cuda = re.fullmatch(r"cuda(?::([0-9]+))?", device)
@@ -119,7 +120,8 @@ def dtype_name(model) -> str:
 
 
 def ran_on(model, device) -> dict[str, str]:
-    """What run.json says a run used: device, dtype and attention implementation."""
+    """What run.json says a run used: device, dtype and attention implementation; with a
+    device_map, the devices its layers went to; in float16, what that risks."""
     config = getattr(model, "config", None)
     attention = getattr(config, "_attn_implementation", None) or "default"
     said = {"device": str(device), "dtype": dtype_name(model), "attention": str(attention)}
