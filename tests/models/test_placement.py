@@ -252,3 +252,20 @@ def test_out_of_memory_moving_a_contrastive_model_is_one_line(monkeypatch):
         Contrastive("/models/siglip2-giant", model=TooBig(), processor=None)
     assert str(caught.value) == ("/models/siglip2-giant: out of memory moving its weights to the device "
                                  "(device=cuda:0, device_map=none, dtype=bfloat16); try a GPU with more free memory")
+
+
+def test_a_model_spread_by_a_device_map_says_where_its_layers_went():
+    """Read from transformers' hf_device_map; a model over two GPUs is not told to spread itself."""
+    from timefoil.models.local.placement import out_of_memory
+
+    model = torch.nn.Linear(2, 2)
+    model.hf_device_map = {"model.embed_tokens": 0, "model.layers.0": 0, "model.layers.27": 1, "lm_head": 1}
+    said = ran_on(model, "cuda:0")
+    assert said["device_map"] == "cuda:0+cuda:1"
+    assert out_of_memory("in a batch of 8", device=said["device"], device_map=said["device_map"], dtype="bfloat16",
+                         batch_size=8) == ("out of memory in a batch of 8 (device=cuda:0, device_map=cuda:0+cuda:1, "
+                                           "dtype=bfloat16, batch_size=8); try a smaller batch_size or a GPU with "
+                                           "more free memory")
+    model.hf_device_map = {"": "cuda:0"}  # device_map="cuda:0": the whole model on one GPU
+    assert ran_on(model, "cuda:0")["device_map"] == "cuda:0"
+    assert "device_map" not in ran_on(torch.nn.Linear(2, 2), "cpu")
