@@ -75,6 +75,18 @@ def test_a_tiny_clip_on_two_workers_equals_one_process(cluster, suite, tmp_path)
         assert record["answer"]["score"] == pytest.approx(one[record["id"]], abs=1e-6)
 
 
+def test_the_workers_batch_fallbacks_are_counted_in_run_json(cluster, suite, tmp_path):
+    Runner(_config(suite), str(tmp_path / "one"), cache_dir=str(tmp_path / "c1"), progress=False).run()
+    log = tmp_path / "failed.log"
+    Runner(_config(suite), str(tmp_path / "ray"), cache_dir=str(tmp_path / "c2"), progress=False,
+           model=slow_run.FailsInPairs(str(log)), ray=RayOptions(workers=2)).run()
+    failed = [int(n) for n in log.read_text().split()]  # as the workers' models saw them
+    assert failed and run_scores(tmp_path / "ray") == run_scores(tmp_path / "one")
+    counted = json.load(open(tmp_path / "ray" / "run.json"))["batch_fallbacks"]
+    assert counted == {"batches": len(failed), "requests": sum(failed), "exceptions": {"RuntimeError": len(failed)},
+                       "messages": {"RuntimeError": "an illegal memory access was encountered"}}
+
+
 def test_a_worker_killed_mid_run_loses_nothing_and_records_nothing_twice(cluster, suite, tmp_path):
     Runner(_config(suite), str(tmp_path / "one"), cache_dir=str(tmp_path / "c1"), progress=False).run()
     runner = Runner(_config(suite), str(tmp_path / "ray"), cache_dir=str(tmp_path / "c2"), progress=False,

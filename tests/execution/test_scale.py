@@ -147,6 +147,25 @@ def _copy(directory, to):
     return str(to)
 
 
+def test_a_merge_counts_the_batch_fallbacks_of_every_shard(shards, tmp_path):
+    copies = [_copy(d, tmp_path / f"s{n}") for n, d in enumerate(shards, 1)]
+    counts = [{"batches": 2, "requests": 16, "exceptions": {"OutOfMemoryError": 2},
+               "messages": {"OutOfMemoryError": "CUDA out of memory"}}, None,
+              {"batches": 1, "requests": 5, "exceptions": {"RuntimeError": 1}, "messages": {"RuntimeError": "cuDNN"}}]
+    for copy, count in zip(copies, counts):
+        meta = json.loads(open(os.path.join(copy, "run.json")).read())
+        meta.pop("batch_fallbacks", None)
+        if count:
+            meta["batch_fallbacks"] = count
+        with open(os.path.join(copy, "run.json"), "w") as f:
+            json.dump(meta, f)
+    merge_shards(copies, str(tmp_path / "merged"))
+    merged = json.loads((tmp_path / "merged" / "run.json").read_text())
+    assert merged["batch_fallbacks"] == {
+        "batches": 3, "requests": 21, "exceptions": {"OutOfMemoryError": 2, "RuntimeError": 1},
+        "messages": {"OutOfMemoryError": "CUDA out of memory", "RuntimeError": "cuDNN"}}
+
+
 def test_merge_refuses_other_configurations_and_names_what_differs(suite, shards, tmp_path):
     other = tmp_path / "seed1"
     Runner(plan_run(RunConfig("synth", "bag-of-frames", data_dir=suite, seed=1), Shard(3, 3)), str(other),

@@ -6,7 +6,9 @@ A bad answer (NaN or infinite score, no score, a float instead of an Answer, a p
 beyond 1, too few answers) is that request's model error naming the model, its method and what
 was wrong, counted in the summary: the run exits 3. A plugin that takes a built-in name is
 refused; one that exits or is interrupted while it is imported is named and skipped; one whose
-loader exits is a one-line refusal of the run."""
+loader exits is a one-line refusal of the run. A plugin whose batches fail (any exception, or
+out of GPU memory) has its requests asked one at a time, each fallback said in one line and
+counted in run.json."""
 from __future__ import annotations
 
 import atexit
@@ -36,8 +38,30 @@ from timefoil.models import ModelLoader
 from timefoil.models.base import Model
 from timefoil.models.requests import Answer
 
+def fails_in_batches(error):
+    """Answers one request at a time; a batch of more raises ``error()``. Each call's size is
+    logged beside the package, for the row to count the failed batches itself."""
+    def reply(requests):
+        import os
+
+        with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "batches.log"), "a") as log:
+            log.write(f"{len(requests)} ")
+        if len(requests) > 1:
+            raise error()
+        return [Answer(score=1.0)]
+    return reply
+
+
+def out_of_memory():
+    import torch
+
+    return torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 3.00 GiB")
+
+
 REPLIES = {
     "ok": lambda requests: [Answer(score=1.0) for _ in requests],
+    "batch-fails": fails_in_batches(lambda: RuntimeError("an illegal memory access was encountered")),
+    "batch-oom": fails_in_batches(out_of_memory),
     "nan": lambda requests: [Answer(score=float("nan")) for _ in requests],
     "minus-inf": lambda requests: [Answer(score=float("-inf")) for _ in requests],
     "no-score": lambda requests: [Answer() for _ in requests],
@@ -53,7 +77,11 @@ class Misbehaving(Model):
     name = "misbehaving"
 
     def __init__(self, reply, batch_size=32):
-        self.reply, self.batch_size = REPLIES[reply], batch_size
+        self.reply, self.batch_size, self.oom = REPLIES[reply], batch_size, reply == "batch-oom"
+
+    @property
+    def notes(self):  # where a local model says it ran: named when memory runs out
+        return {"ran_on": {"device": "cuda:0", "dtype": "float32", "attention": "sdpa"}} if self.oom else {}
 
     def answer_similarity(self, requests, frames):
         return self.reply(requests)
@@ -136,6 +164,34 @@ ANSWER_ROWS = [
 ]
 
 
+def fell_back(row: str, exception: str):
+    """Every request answered, and run.json counts the batches the plugin saw fail (its log:
+    each call's size, a failed batch followed by its requests one at a time)."""
+    def after(tmp_path: Path) -> None:
+        sizes = [int(n) for n in (SITES / row / "batches.log").read_text().split()]
+        failed = [n for n in sizes if n > 1]
+        assert failed, sizes
+        meta = json.loads((tmp_path / "run" / "run.json").read_text())
+        counted = meta["batch_fallbacks"]
+        assert counted == {"batches": len(failed), "requests": sum(failed), "exceptions": {exception: len(failed)},
+                           "messages": {exception: counted["messages"][exception]}}
+        records = run_records(tmp_path / "run")
+        assert records and all(r["answer"]["score"] == 1.0 for r in records)
+    return after
+
+
+FALLBACK = r"; asking its \d+ requests one at a time \(fallback \d+, counted in run\.json\)$"
+FALLBACK_ROWS = [
+    ("plugin failing in every batch of 2", "batch-fails/2", "RuntimeError",
+     r"^timefoil: misbehaving: a batch of 2 failed \(RuntimeError: an illegal memory access was encountered\)"
+     + FALLBACK),
+    ("plugin out of GPU memory in every batch of 2", "batch-oom/2", "OutOfMemoryError",
+     r"^timefoil: misbehaving: out of memory in a batch of 2 \(device=cuda:0, device_map=none, dtype=float32, "
+     r"batch_size=2\); try a smaller batch_size, dtype=bfloat16 \(half the memory\), device_map=auto \(the layers "
+     r"spread over every GPU torch sees\) or a GPU with more free memory" + FALLBACK),
+]
+
+
 # -- rows whose plugin misbehaves while it loads ----------------------------------------------------
 def installed(row: str, package: str, source: str, entries: str, argv: list[str],
               group: str = "timefoil.models"):
@@ -186,6 +242,8 @@ FAULTS = [Fault(name, misbehaving(name, reply, protocol), 3, FAILED, each_error(
 ROW = "plugin model after another of the same plugin on one cache"
 FAULTS.append(Fault(ROW, after_another(ROW, "ok", "nan"), 3, FAILED,
                     each_error(METHOD + "score nan, not a finite number"), env=on_path(ROW), timeout=90))
+FAULTS += [Fault(name, misbehaving(name, reply), 0, last, fell_back(name, exception), env=on_path(name), timeout=60)
+           for name, reply, exception, last in FALLBACK_ROWS]
 FAULTS += [Fault(plugin[0], installed(*plugin), code, last, after, env=on_path(plugin[0]), timeout=60)
            for plugin, code, last, after in LOAD_ROWS]
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..core.jsonfiles import UnreadableFile, read_json
 from ..execution.config import RunError
+from ..execution.fallbacks import added_fallbacks
 from ..execution.sharding import PLAN_PARTS, plan_digest
 from ..execution.store import (ANSWERS, CONFIG, MERGING, SHARD, RunLock, RunLockError, RunLog, StoreWriteError,
                                answered_twice, strict_json, write_failure, write_json)
@@ -206,6 +207,10 @@ def merge_shards(shard_dirs: list[str], out: str) -> dict[str, Any]:
     merged = {k: v for k, v in first.items() if k not in ("shard", "executor")}
     merged["shard"] = None
     merged["model_notes"] = {k: v for meta in metas for k, v in meta.get("model_notes", {}).items()}
+    merged.pop("batch_fallbacks", None)  # every shard's, not the first's alone
+    for meta in metas:
+        if meta.get("batch_fallbacks"):
+            merged["batch_fallbacks"] = added_fallbacks(merged.get("batch_fallbacks") or {}, meta["batch_fallbacks"])
     # what every shard shares stands at the top, as in any run; each shard's own is under "merged"
     merged["versions"] = {k: v for k, v in (first.get("versions") or {}).items() if k not in differ}
     for key, name in (("git_revision", "timefoil revision"), ("platform", None)):

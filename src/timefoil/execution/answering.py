@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Iterator, Sequence
 
 from ..models.base import METHOD_PREFIX, Model
+from ..models.local.placement import out_of_memory
 from ..models.checks import WrongAnswers, answer_problem, check_reply
+from ..core.memory import is_out_of_memory, release_memory
 from ..core.redaction import redact
 from ..core.registry import said
 from ..models.requests import Answer, Request
@@ -26,6 +29,10 @@ Entry = tuple[str, Answer, dict]  # (request key, answer, frame facts): one answ
 class Answerer:
     def __init__(self, model: Model, frames: FrameStore):
         self.model, self.frames = model, frames
+        # batches that failed and were asked again one request at a time: their sizes, and by exception
+        self.fallen: list[int] = []
+        self.fallen_by: Counter[str] = Counter()
+        self.first_said: dict[str, str] = {}
 
     def frame_info(self, request: Request) -> tuple[dict, str | None]:
         """Decode (once, cached) before asking, so every model sees exactly the same frames."""
@@ -49,13 +56,45 @@ class Answerer:
 
     def ask(self, requests: list[Request]) -> list[Answer]:
         """One checked answer per request; never raises. A batch that fails is asked again one
-        request at a time, so only the culprit is an error (a batch of one is that already)."""
+        request at a time, so only the culprit is an error (a batch of one is that already).
+        Each such fallback is said in one line and counted (run.json's ``batch_fallbacks``):
+        right answers at one request's cost each are never silent."""
         if len(requests) == 1:
             return [self._ask_one(requests[0])]
         try:
             return self._asked(requests)
-        except (Exception, SystemExit):  # a model calling sys.exit fails its requests, not the run
-            return [self._ask_one(r) for r in requests]
+        except (Exception, SystemExit) as exc:  # a model calling sys.exit fails its requests, not the run
+            self._fell_back(exc, len(requests))
+        # Asked again only once out of the except block: until then its traceback holds the failed
+        # forward's frames, and with them its activations (after an out-of-memory, the next OOM)
+        release_memory()
+        return [self._ask_one(r) for r in requests]
+
+    def _fell_back(self, exc: BaseException, size: int) -> None:
+        """The failed batch counted by its exception (the first message of each kind kept) and
+        said in one line on stderr."""
+        kind, message = type(exc).__name__, redact(" ".join(str(exc).split())[:200])
+        self.fallen.append(size)
+        self.fallen_by[kind] += 1
+        self.first_said.setdefault(kind, message)
+        if is_out_of_memory(exc):
+            ran = (getattr(self.model, "notes", None) or {}).get("ran_on") or {}
+            said = out_of_memory(f"in a batch of {size}", device=ran.get("device", "?"),
+                                 device_map=ran.get("device_map"), dtype=ran.get("dtype", "?"),
+                                 batch_size=getattr(self.model, "batch_size", size))
+        else:
+            said = f"a batch of {size} failed ({kind}: {message})"
+        print(redact(f"timefoil: {self.model.name}: {said}; asking its {size} requests one at a time "
+                     f"(fallback {len(self.fallen)}, counted in run.json)"), file=sys.stderr)
+
+    @property
+    def fallback_counts(self) -> dict:
+        """What run.json records: batches asked again one request at a time, their requests, how
+        many each exception failed and its first message (nothing when no batch failed)."""
+        if not self.fallen:
+            return {}
+        return {"batches": len(self.fallen), "requests": sum(self.fallen),
+                "exceptions": dict(sorted(self.fallen_by.items())), "messages": dict(sorted(self.first_said.items()))}
 
     def _asked(self, requests: list[Request]) -> list[Answer]:
         start = time.perf_counter()
@@ -71,14 +110,18 @@ class Answerer:
         return checked(self.model, request, answer)
 
     def _ask_one(self, request: Request) -> Answer:
+        full = False
         try:
             return self._asked([request])[0]
         except WrongAnswers as exc:  # says itself what was wrong and whose reply it was
-            return Answer(error=redact(f"model error: {exc}"))
+            error = f"model error: {exc}"
         except SystemExit as exc:
-            return Answer(error=redact(f"model error: {self.model.name} exited while answering ({said(exc)})"))
+            error = f"model error: {self.model.name} exited while answering ({said(exc)})"
         except Exception as exc:
-            return Answer(error=redact(f"model error: {type(exc).__name__}: {exc}"))
+            error, full = f"model error: {type(exc).__name__}: {exc}", is_out_of_memory(exc)
+        if full:  # released out of the except block: the next request does not start beside this one's leftovers
+            release_memory()
+        return Answer(error=redact(error))
 
     def answer_batch(self, requests: Sequence[Request]) -> list[tuple[Answer, dict]]:
         """(answer, frame facts) per request, in order; never raises for a model or video error."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .answering import Answerer, Entry
+from .fallbacks import added_fallbacks
 from ..models import fingerprint_of, load_model
 from ..core.redaction import redact
 from ..models.requests import Answer, Request
@@ -61,6 +62,9 @@ class Worker:
 
     def notes(self) -> dict:
         return self.model.notes
+
+    def fallbacks(self) -> dict:
+        return self.answerer.fallback_counts
 
 
 class RemoteModel:
@@ -231,6 +235,19 @@ class RayPool:
             except Exception:  # a worker lost since: its notes are gone with it
                 continue
         return notes
+
+    @property
+    def fallback_counts(self) -> dict:
+        """The batches each worker asked again one request at a time, summed (a lost worker's
+        are gone with it)."""
+        ray = _ray()
+        counts: dict = {}
+        for w in sorted(self.alive):
+            try:
+                counts = added_fallbacks(counts, ray.get(self.actors[w].fallbacks.remote(), timeout=60))
+            except Exception:
+                continue
+        return counts if counts.get("batches") else {}
 
     def summary(self) -> dict[str, Any]:
         """This session's workers: requests each answered, and those lost with why."""

@@ -13,6 +13,7 @@ from ..core.hashing import stored_form
 from ..core.jsonfiles import UnreadableFile, read_json
 from ..core.paths import __version__
 from .config import RunConfig, RunError
+from .fallbacks import added_fallbacks
 from .plan import RunPlan
 from .sharding import plan_contents
 from .store import CONFIG, SHARD, write_json
@@ -57,15 +58,19 @@ def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: d
     write_json(path, {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **environment(), **extra})
 
 
-def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | None, capped: dict | None) -> None:
+def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | None, capped: dict | None,
+                 fallbacks: dict | None = None) -> None:
     """The model's notes and this session's thread count, added to run.json (never part of
-    the configuration a resume must match)."""
+    the configuration a resume must match). ``fallbacks``: this session's failed batches asked
+    again one request at a time, added to those of the sessions before."""
     path = os.path.join(run_dir, CONFIG)
     data = read_json(path, "run configuration")
     notes = {**data.get("model_notes", {}), **notes}
     if (data.get("model_notes", {}) == notes and data.get("threads") == threads and not executor
-            and data.get("capped") == capped):
+            and data.get("capped") == capped and not fallbacks):
         return
+    if fallbacks:
+        data["batch_fallbacks"] = added_fallbacks(data.get("batch_fallbacks") or {}, fallbacks)
     data["model_notes"], data["threads"] = notes, threads
     data.pop("capped", None)
     if capped:  # the cap changed what some videos show: said here and on the terminal

@@ -122,7 +122,8 @@ class Runner:
         finally:
             cache.close()
             record_notes(self.run_dir, notes=getattr(self.model, "notes", {}), threads=self.threads,
-                         executor=self.pool.summary() if self.pool else None, capped=self.capped)
+                         executor=self.pool.summary() if self.pool else None, capped=self.capped,
+                         fallbacks=getattr(self.executor, "fallback_counts", None))
         return score_run(self.run_dir)
 
     def _cache_key(self, request_key: str) -> str:

@@ -14,13 +14,14 @@ from itertools import groupby
 from typing import Any, Sequence
 
 from ...core.hashing import stable_hash
+from ...core.memory import is_out_of_memory, release_memory
 from ...core.options import checked_count
 from ..requests import Answer, Request
 from ...video.frames import content_key
 from ..base import FrameSource, Model, ranks_of
 from .blip2 import BLIP2_SCORES, BLIP2_TYPES, Blip2Matcher, load_blip2_retrieval
 from .hf_loading import weights_fingerprint
-from .placement import dtype_name, place, ran_on, torch_dtype
+from .placement import dtype_name, out_of_memory, place, ran_on, torch_dtype
 from .pe_video import PE_VIDEO_TYPES, load_pe_video, text_embeddings, video_embedding
 
 EMBEDDING_SCORES = ("cosine", "logit", "sigmoid")
@@ -29,6 +30,19 @@ EMBEDDING_SCORES = ("cosine", "logit", "sigmoid")
 def _features(output):
     """transformers 5 returns an output object whose pooler_output is the projection."""
     return output if hasattr(output, "shape") else output.pooler_output
+
+
+def on_device(model, path: str, placed):
+    """``model`` moved where it answers; a device without room for it is one line naming the
+    settings (it was "unexpected OutOfMemoryError")."""
+    try:
+        return model.eval().to(placed.device)
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+    release_memory()  # out of the except block: the cached blocks of what failed to move go back
+    raise ValueError(f"{path}: " + out_of_memory("moving its weights to the device", device=placed.device,
+                                                 device_map=None, dtype=placed.dtype, can_spread=False))
 
 
 class Contrastive(Model):
@@ -49,7 +63,7 @@ class Contrastive(Model):
         if model is None:
             model, processor = (load_openclip(path, pretrained) if backend == "openclip"
                                 else load_hf_contrastive(path, placed.dtype))
-        self.model, self.processor = model.eval().to(self.device), processor
+        self.model, self.processor = on_device(model, path, placed), processor
         self.dtype = dtype_name(self.model)  # what "auto" came to: the fingerprint names the precision
         self.kind = getattr(getattr(model, "config", None), "model_type", "openclip")
         self.matcher = None

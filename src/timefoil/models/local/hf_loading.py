@@ -6,8 +6,9 @@ import os
 from typing import Any
 
 from ...core.hashing import file_hash, stable_hash
+from ...core.memory import is_out_of_memory, release_memory
 from .hf_open import refuse_unfaithful
-from .placement import torch_dtype
+from .placement import out_of_memory, torch_dtype
 
 
 def weights_fingerprint(path: str) -> str:
@@ -96,10 +97,11 @@ def model_class_of(config):
 
 def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None = None,
                     revision: str | None = None, gguf_file: str | None = None, trust_remote_code: bool = False,
-                    attention: str | None = None):
+                    attention: str | None = None, device: str | None = None):
     """Model and tokenizer from a hub id or a folder (a video LLM's processor is not built
     here: timefoil makes its inputs itself, see hf_inputs). ``dtype`` "auto": the checkpoint's
-    own; ``attention``: the attn_implementation, None for transformers' own choice."""
+    own; ``attention``: the attn_implementation, None for transformers' own choice; ``device``:
+    where inputs will go, named with the other settings if the weights do not fit."""
     from transformers import AutoConfig, AutoTokenizer, PretrainedConfig
 
     from ...core.weights import quiet_transformers
@@ -119,8 +121,25 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     if attention:
         kwargs["attn_implementation"] = attention
-    model = model_class.from_pretrained(path, dtype=torch_dtype(dtype), device_map=device_map, **kwargs)
-    return answering_part(model), tokenizer
+    try:
+        model = model_class.from_pretrained(path, dtype=torch_dtype(dtype), device_map=device_map, **kwargs)
+    except Exception as exc:
+        if not is_out_of_memory(exc):
+            raise
+    else:
+        return answering_part(model), tokenizer
+    # left the except block first: what the half-loaded model held is freed, not kept by a traceback
+    release_memory()
+    raise ValueError(f"{path}: " + out_of_memory("loading its weights", device=device or loaded_on(device_map),
+                                                 device_map=device_map, dtype=dtype))
+
+
+def loaded_on(device_map: str | None) -> str:
+    """The device inputs go to for a ``device_map`` as placement fills it in: the map's device
+    itself, the first GPU for auto, the CPU without one."""
+    if device_map is None:
+        return "cpu"
+    return device_map if device_map.startswith(("cuda", "mps")) else "cuda:0"
 
 
 def answering_part(model):
