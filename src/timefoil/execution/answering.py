@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Iterator, Sequence
 
 from ..models.base import METHOD_PREFIX, Model
@@ -16,6 +15,7 @@ from ..models.checks import WrongAnswers, answer_problem, check_reply
 from ..core.redaction import redact
 from ..core.registry import said
 from ..models.requests import Answer, Request
+from .ahead import DecodeAhead
 from .sharding import video_batches
 from ..video.decode import VideoError
 from ..video.frames import FrameStore, frames_asked
@@ -107,7 +107,7 @@ class Answerer:
                       "asking the remaining requests in batches", file=sys.stderr)
         rest = [k for k in keys if k not in answered]
         batches = [batch for bundle in video_batches(rest, requests, self.model.batch_size) for batch in bundle]
-        with ThreadPoolExecutor(1, thread_name_prefix="timefoil-decode-ahead") as ahead:
+        with DecodeAhead() as ahead:  # never waited for after a Ctrl-C
             for n, batch in enumerate(batches):
                 if getattr(self.model, "decodes_ahead", False) and n + 1 < len(batches):  # any object may answer
                     # the next batch's videos decode on the host while the device answers this one
