@@ -304,6 +304,8 @@ def key_in_url(url: str) -> str:
     return url.replace("http://", f"http://user:{URL_KEY}@") + f"?key={URL_KEY}"
 
 
+HEADER_REFUSED = (r"^Error: the key in OPENAI_API_KEY holds a character an HTTP header cannot carry \(beyond ASCII, "
+                  r"or a control character such as a newline\): set OPENAI_API_KEY to the key alone$")
 FAILED = r"items failed \(\d+ × api error[^)]*\); ask them again with: "
 ENV = {"OPENAI_API_KEY": ENV_KEY}
 ROWS = [
@@ -337,6 +339,18 @@ ROWS = [
     ("a key of 2 characters", Served(check=check_nothing_asked), 1,
      r"^Error: the key in OPENAI_API_KEY is 2 characters long; a key shorter than 8 cannot be told apart from "
      r"answer text: unset OPENAI_API_KEY for a server that takes no key$", {"OPENAI_API_KEY": "es"}),
+    ("the key itself given as api_key_env", Served(args=("--model-arg", f"api_key_env={ENV_KEY}"),
+                                                   check=check_nothing_asked), 1,
+     r"^Error: api_key_env must be the name of an environment variable that holds the key \(capitals, digits and _, "
+     r"as OPENAI_API_KEY\), not the key itself; the value given is not shown here$", {}),
+    ("api_key_env naming a variable that is not set",
+     Served(args=("--model-arg", "api_key_env=TIMEFOIL_NO_SUCH_KEY"), check=check_nothing_asked), 1,
+     r"^Error: api_key_env names TIMEFOIL_NO_SUCH_KEY, which is not set: export TIMEFOIL_NO_SUCH_KEY=<key> first$",
+     {"TIMEFOIL_NO_SUCH_KEY": ""}),
+    ("a key with a letter beyond ASCII", Served(check=check_nothing_asked), 1, HEADER_REFUSED,
+     {"OPENAI_API_KEY": ENV_KEY[:14] + "é" + ENV_KEY[14:]}),
+    ("a key with a newline at its end", Served(check=check_nothing_asked), 1, HEADER_REFUSED,
+     {"OPENAI_API_KEY": ENV_KEY + "\n"}),
     ("307 redirect to another host", Served(redirected, args=("--model-arg", "max_retries=2", *FAST_RETRIES),
                                             check=check_redirect_not_followed), 3, FAILED, ENV),
     ("reply out of tokens (finish_reason length)", Served(cut_by_the_token_limit, check=check_counted_as_stopped),

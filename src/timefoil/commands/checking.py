@@ -11,6 +11,7 @@ from ..execution.plan import plan_run
 from ..execution.stored import load_run
 from ..execution.sharding import Shard
 from ..execution.store import answered_twice
+from ..models.local.hf_loading import sized_weights_fingerprint, weights_fingerprint
 
 
 def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
@@ -38,6 +39,9 @@ def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
     problems += [f"item {item}: {per_item[item]} of {n - elsewhere.get(item, 0)} requests answered"
                  + (f" ({elsewhere[item]} more on other shards)" if elsewhere.get(item) else "")
                  for item, n in expected.items() if per_item[item] != n - elsewhere.get(item, 0)]
+    changed = weights_changed(meta)
+    if changed:
+        problems.append(changed)
     errors = sum(1 for answers in by_id.values() if answers[-1]["answer"].get("error"))
     counts = {"records": len(records), "requests": len(by_id), "items": len(expected), "errors": errors}
     if plan and config.data_dir and os.path.exists(config.data_dir):
@@ -49,3 +53,23 @@ def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
         problems += [f"record {i} was not planned by this configuration" for i in sorted(extra)[:20]]
         counts["planned"] = len(planned)
     return problems, counts
+
+
+def weights_changed(meta: dict) -> str | None:
+    """A local model's folder whose weight files are no longer those the run was answered with
+    (a checkpoint saved again in place): the stored answers are the old weights'. A run made
+    before the weights' content counted (its fingerprint has their sizes only) cannot tell."""
+    fingerprint = meta.get("model_fingerprint")
+    stored = fingerprint.get("weights") if isinstance(fingerprint, dict) else None
+    if not isinstance(stored, str):
+        return None
+    folder = fingerprint.get("path") or str(meta["config"].get("model", "")).partition(":")[2]
+    if not isinstance(folder, str) or not os.path.isdir(folder):
+        return None
+    try:
+        if stored in (weights_fingerprint(folder), sized_weights_fingerprint(folder)):
+            return None
+    except OSError:
+        return None  # the folder cannot be read as a whole here: nothing to compare
+    return (f"the weights in {folder} are not those this run was answered with (its files changed since): "
+            "its answers are the earlier weights'")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import wait
 from typing import Iterator, Sequence
 
 from ..models.base import METHOD_PREFIX, Model
@@ -19,6 +19,7 @@ from ..core.memory import is_out_of_memory, release_memory
 from ..core.redaction import redact
 from ..core.registry import said
 from ..models.requests import Answer, Request
+from .ahead import DecodeAhead
 from .sharding import video_batches
 from ..video.decode import VideoError
 from ..video.frames import FrameStore, frames_asked
@@ -152,7 +153,7 @@ class Answerer:
         batches = [batch for bundle in video_batches(rest, requests, self.model.batch_size,
                                                      whole_videos=getattr(self.model, "whole_videos", False))
                    for batch in bundle]
-        with ThreadPoolExecutor(1, thread_name_prefix="timefoil-decode-ahead") as ahead:
+        with DecodeAhead() as ahead:  # never waited for after a Ctrl-C
             made = None
             for n, batch in enumerate(batches):
                 if made is not None:  # this batch's videos and inputs, being made ahead: taken as made

@@ -42,6 +42,9 @@ def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: d
             if all(stored.get(k) == wanted[k] for k in wanted if k != "shard"):
                 raise RunError(f"{run_dir} holds {_part(stored.get('shard'))} of this configuration, not "
                                f"{_part(shard)}; use one --out directory per shard")
+            if _other_weights(stored, wanted):
+                raise RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
+                               "since); use a new --out directory (or delete this one)")
             raise RunError(f"{run_dir} holds a run with another configuration; "
                            "use a new --out directory (or delete this one)")
         return
@@ -78,6 +81,17 @@ def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | No
     if executor:  # this session's workers: who answered how much, who was lost
         data["executor"] = executor
     write_json(path, data)
+
+
+def _other_weights(stored: dict, wanted: dict) -> bool:
+    """Whether the stored run differs from this one by its weights' fingerprint alone (a
+    checkpoint saved again into the same folder)."""
+    before, now = stored.get("model_fingerprint"), wanted.get("model_fingerprint")
+    if not (isinstance(before, dict) and isinstance(now, dict)) or before.get("weights") == now.get("weights"):
+        return False
+    same = ("config", "shard")
+    return all(stored.get(k) == wanted[k] for k in same) and \
+        {k: v for k, v in before.items() if k != "weights"} == {k: v for k, v in now.items() if k != "weights"}
 
 
 def _part(shard: dict | None) -> str:

@@ -295,4 +295,13 @@ def _is_window(window) -> bool:
             and 0 <= first < stop <= total)
 
 
-__all__ = ["FrameStore", "Frames", "FrameStats", "VideoError", "content_key", "frames_asked"]
+def import_codecs() -> None:
+    """PyAV (decoding) and zstandard (the frame cache), which decoding imports lazily, imported
+    by the calling thread: two threads that first decode at once would otherwise both run
+    these imports, and a Ctrl-C in one leaves the other waiting on the import's lock."""
+    import av  # noqa: F401
+    import zstandard  # noqa: F401
+
+
+__all__ = ["FrameStore", "Frames", "FrameStats", "VideoError", "content_key", "frames_asked", "import_codecs"]
+

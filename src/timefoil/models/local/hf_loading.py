@@ -2,27 +2,98 @@
 that say which weights and which model code answered (a run's cache keys depend on them)."""
 from __future__ import annotations
 
+import json
 import os
+import re
 from typing import Any
 
 from ...core.hashing import file_hash, stable_hash
 from ...core.memory import is_out_of_memory, release_memory
+from ...core.paths import default_cache_dir
 from .hf_open import refuse_unfaithful
 from .placement import out_of_memory, torch_dtype
 
 
+WEIGHT_FILES = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".ckpt")
+# a folder of the hub's cache is named by the commit it holds: its files never change under that name
+HUB_SNAPSHOT = re.compile(r"(?:^|[\\/])models--[^\\/]+[\\/]snapshots[\\/]([0-9a-f]{40})[\\/]?$")
+MEMO = "weights-hashes.json"  # in the cache folder: content hashes by (path, size, mtime, inode)
+
+
 def weights_fingerprint(path: str) -> str:
-    """For a local directory: the config's bytes, the weight files' names and sizes, and the
-    bytes of the Python files a remote-code model runs (a folder without any keeps the
-    fingerprint it always had)."""
+    """For a local directory: the config's bytes, each weight file's name and content, and the
+    bytes of the Python files a remote-code model runs (a folder without any keeps the same
+    form). A checkpoint saved again into the same folder with the same shapes changes it; a
+    snapshot of the hub's cache is named by its commit instead of its files' bytes."""
     if not os.path.isdir(path):
         return path
+    names = sorted(f for f in os.listdir(path) if f.endswith(WEIGHT_FILES + (".json",)))
+    snapshot = HUB_SNAPSHOT.search(os.path.realpath(path)) or HUB_SNAPSHOT.search(os.path.abspath(path))
+    if snapshot:
+        files: Any = {"revision": snapshot.group(1),
+                      "sizes": [(f, os.path.getsize(os.path.join(path, f))) for f in names]}
+    else:
+        files = [(f, os.path.getsize(os.path.join(path, f))) for f in names if not f.endswith(WEIGHT_FILES)]
+        files += content_hashes(path, [f for f in names if f.endswith(WEIGHT_FILES)])
+        files.sort()
+    return _folder_hash(path, files)
+
+
+def sized_weights_fingerprint(path: str) -> str:
+    """The fingerprint runs made before the weights' content counted hold: names and sizes only
+    (``check`` tells such a run from one answered by other weights)."""
     listing = sorted((f, os.path.getsize(os.path.join(path, f))) for f in os.listdir(path)
                      if f.endswith((".safetensors", ".bin", ".gguf", ".json")))
+    return _folder_hash(path, listing)
+
+
+def _folder_hash(path: str, files: Any) -> str:
     config = os.path.join(path, "config.json")
     code = code_fingerprint(path)
-    return stable_hash({"files": listing, "config": file_hash(config) if os.path.exists(config) else None,
+    return stable_hash({"files": files, "config": file_hash(config) if os.path.exists(config) else None,
                         **({"code": code} if code else {})})
+
+
+def content_hashes(folder: str, names: list[str]) -> list[tuple[str, int, str]]:
+    """(name, size, sha256) of each weight file, memoised on disk by its path, size, modification
+    time and inode: a load hashes the gigabytes of a checkpoint once, not each time, and a file
+    written again (a new inode or time) is hashed again."""
+    memo_path = os.path.join(default_cache_dir(), MEMO)
+    memo = _read_memo(memo_path)
+    found, changed = [], False
+    for name in names:
+        full = os.path.abspath(os.path.join(folder, name))
+        st = os.stat(full)
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+        known = memo.get(full)
+        if not (isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("sha256"), str)):
+            known = memo[full] = {"stamp": stamp, "sha256": file_hash(full)}
+            changed = True
+        found.append((name, st.st_size, known["sha256"]))
+    if changed:  # entries of files gone since are dropped, so the memo stays the size of what is here
+        _write_memo(memo_path, {f: known for f, known in memo.items() if os.path.exists(f)})
+    return found
+
+
+def _read_memo(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            memo = json.load(handle)
+        return memo if isinstance(memo, dict) else {}
+    except (OSError, ValueError):  # none yet, or damaged: hashing again is only slower
+        return {}
+
+
+def _write_memo(path: str, memo: dict) -> None:
+    """Written whole (a file beside it, then renamed); a cache that cannot be written keeps no memo."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        partial = f"{path}.{os.getpid()}.tmp"
+        with open(partial, "w", encoding="utf-8") as handle:
+            json.dump(memo, handle)
+        os.replace(partial, path)
+    except OSError:
+        pass
 
 
 def code_fingerprint(folder: str) -> dict[str, str]:
@@ -153,4 +224,5 @@ def answering_part(model):
 
 
 __all__ = ["code_fingerprint", "language_model_types", "load_pretrained", "loaded_code_fingerprint", "model_class_of",
-           "refuse_untrusted_code", "refuse_without_language", "takes_vision", "weights_fingerprint"]
+           "refuse_untrusted_code", "refuse_without_language", "sized_weights_fingerprint", "takes_vision",
+           "weights_fingerprint"]

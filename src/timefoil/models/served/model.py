@@ -9,6 +9,7 @@ stored or printed URL, name and message (so the cache fingerprint does not tell 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 from urllib.parse import urlsplit, urlunsplit
@@ -24,6 +25,7 @@ from .reading import Reply, first_token_probs
 from .transport import Transport
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+HEADER_SAFE = re.compile(r"[\x20-\x7e]+")  # printable ASCII: what every header value of a key is sent as
 
 
 @dataclass(kw_only=True, eq=False, repr=False)  # no repr: the fields hold the URL as given, key and all
@@ -80,6 +82,9 @@ class ServedModel(Transport, Model):
             raise ValueError(f"the key in {held} is {len(os.environ[held])} characters long; a key shorter than "
                              f"{SHORTEST_SECRET} cannot be told apart from answer text: unset {held} for a "
                              "server that takes no key")
+        if held is not None and not HEADER_SAFE.fullmatch(os.environ[held]):  # every request would fail to encode
+            raise ValueError(f"the key in {held} holds a character an HTTP header cannot carry (beyond ASCII, or a "
+                             f"control character such as a newline): set {held} to the key alone")
 
     # -- the wire format's part ---------------------------------------------------------------
     def path(self) -> str:

@@ -6,6 +6,8 @@ read from the first token's top alternatives; otherwise the greedy answer alone 
 is read from its text) and the answer's ``meta`` says so."""
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -14,6 +16,20 @@ from ...core.options import checked_count
 from .frames import Encoded
 from .model import ServedModel
 from .reading import Reply
+
+ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+
+
+def refuse_key_env(name: object, default: str) -> None:
+    """``api_key_env`` names the variable that holds the key, never the key: anything else is
+    refused without repeating it (a key given there would be stored in run.json, and sent as
+    nothing), and a variable named that is not set is refused too (the default may be unset:
+    a server of one's own may take no key)."""
+    if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
+        raise ValueError("api_key_env must be the name of an environment variable that holds the key (capitals, "
+                         "digits and _, as OPENAI_API_KEY), not the key itself; the value given is not shown here")
+    if name != default and not os.environ.get(name):
+        raise ValueError(f"api_key_env names {name}, which is not set: export {name}=<key> first")
 
 
 @dataclass(eq=False, repr=False)
@@ -30,6 +46,7 @@ class OpenAICompatible(ServedModel):
     key_required: ClassVar[bool] = False  # a server of one's own may take none: warned about, not refused
 
     def __post_init__(self) -> None:
+        refuse_key_env(self.api_key_env, type(self).api_key_env)
         self.logprobs = bool(self.logprobs)
         self.top_logprobs = checked_count("top_logprobs", self.top_logprobs, least=0)
         self.max_tokens = checked_count("max_tokens", self.max_tokens, optional=True)

@@ -1,0 +1,130 @@
+"""Fault rows for a local model's weights saved again into the same folder with the same shapes
+(a fine-tune written over its base, ``save_pretrained`` over an older checkpoint): the files keep
+their names and sizes, so only their content tells the two apart. A new run on the same cache
+asks the new weights, a resume into the earlier run's folder is refused, and ``check`` says the
+stored answers are the earlier weights'."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from faults import Fault, cli, run_fault  # noqa: E402
+from helpers import run_records  # noqa: E402
+
+from timefoil.protocols import Prompts  # noqa: E402
+from timefoil.synth import generate  # noqa: E402
+from timefoil.testing import tiny_llama  # noqa: E402
+
+TEXTS = [Prompts().entailment, "a red square jumps"]
+
+
+def run_args(tmp_path: Path, out: str) -> list[str]:
+    return ["run", "synth", "--model", f"hf:{tmp_path / 'model'}", "--data", str(tmp_path / "suite"),
+            "--protocol", "entailment", "--blind", "--limit", "2", "--out", str(tmp_path / out), "--no-progress"]
+
+
+def answered_then_rewritten(tmp_path: Path) -> None:
+    """A run answered by one checkpoint, then another of the same shapes saved over it."""
+    generate(str(tmp_path / "suite"), per_family=1, seed=4, families=("order",))
+    tiny_llama(tmp_path / "model", TEXTS, seed=0)
+    first = cli(*run_args(tmp_path, "before"), env={"TIMEFOIL_CACHE": str(tmp_path / "cache")})
+    assert first.returncode == 0, first.stderr
+    sizes = {f.name: f.stat().st_size for f in (tmp_path / "model").iterdir()}
+    tiny_llama(tmp_path / "model", TEXTS, seed=1)
+    assert {f.name: f.stat().st_size for f in (tmp_path / "model").iterdir()} == sizes  # only the bytes differ
+
+
+def new_run(tmp_path: Path) -> list[str]:
+    answered_then_rewritten(tmp_path)
+    return run_args(tmp_path, "after")
+
+
+def resumed(tmp_path: Path) -> list[str]:
+    answered_then_rewritten(tmp_path)
+    (tmp_path / "answered").write_bytes((tmp_path / "before" / "items.jsonl").read_bytes())
+    return run_args(tmp_path, "before")
+
+
+def checked(tmp_path: Path) -> list[str]:
+    answered_then_rewritten(tmp_path)
+    return ["check", str(tmp_path / "before")]
+
+
+def answers(run_dir: Path) -> dict[str, dict]:
+    return {r["id"]: r["answer"]["probs"] for r in run_records(run_dir)}
+
+
+def asked_the_new_weights(tmp_path: Path) -> None:
+    before, after = answers(tmp_path / "before"), answers(tmp_path / "after")
+    assert sorted(before) == sorted(after) and all(after.values())
+    assert all(before[k] != after[k] for k in before), (before, after)  # none came from the cache
+    identity = [json.loads((tmp_path / r / "run.json").read_text())["model_fingerprint"] for r in ("before", "after")]
+    assert identity[0]["weights"] != identity[1]["weights"]
+
+
+def left_as_it_was(tmp_path: Path) -> None:
+    assert (tmp_path / "before" / "items.jsonl").read_bytes() == (tmp_path / "answered").read_bytes()
+
+
+FAULTS = [
+    Fault("weights saved again in place, then a new run on the same cache", new_run, 0, r"",
+          asked_the_new_weights),
+    Fault("weights saved again in place, then the earlier run resumed", resumed, 1,
+          r"^Error: .+/before holds a run answered by other weights \(the model's weight files changed since\); "
+          r"use a new --out directory \(or delete this one\)$", left_as_it_was),
+    Fault("weights saved again in place, then the earlier run checked", checked, 1,
+          r"^Error: .+/before: 1 problem\(s\) "),
+]
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=str)
+def test_weights_fault(fault: Fault, tmp_path: Path):
+    result = run_fault(fault, tmp_path)
+    if fault.prepare is checked:
+        assert f"the weights in {tmp_path / 'model'} are not those this run was answered with" in result.stdout
+
+
+def test_a_load_hashes_the_weights_once_and_a_file_written_again_anew(tmp_path, monkeypatch):
+    """The content hash is memoised in the cache folder by path, size, modification time and
+    inode: a second process finds it there; a file replaced by one of the same size and time
+    (another inode) is hashed again."""
+    from timefoil.models.local import hf_loading
+
+    monkeypatch.setenv("TIMEFOIL_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"a" * 1000)
+    hashed = []
+    real = hf_loading.file_hash
+    monkeypatch.setattr(hf_loading, "file_hash", lambda p: hashed.append(os.path.basename(p)) or real(p))
+    first = hf_loading.weights_fingerprint(str(folder))
+    memo = json.loads((tmp_path / "cache" / hf_loading.MEMO).read_text())
+    assert list(memo) == [str(folder / "model.safetensors")]
+    assert hashed.count("model.safetensors") == 1
+    assert hf_loading.weights_fingerprint(str(folder)) == first and hashed.count("model.safetensors") == 1
+    stamp = os.stat(folder / "model.safetensors")
+    (folder / "new").write_bytes(b"b" * 1000)
+    os.replace(folder / "new", folder / "model.safetensors")  # same name and size, another inode
+    os.utime(folder / "model.safetensors", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert hf_loading.weights_fingerprint(str(folder)) != first and hashed.count("model.safetensors") == 2
+
+
+def test_a_hub_snapshot_is_named_by_its_commit_not_its_bytes(tmp_path, monkeypatch):
+    from timefoil.models.local import hf_loading
+
+    monkeypatch.setenv("TIMEFOIL_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "hub" / "models--org--tiny" / "snapshots" / ("ab" * 20)
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_bytes(b"a" * 100)
+    monkeypatch.setattr(hf_loading, "file_hash", lambda p: pytest.fail(f"{p} was read"))
+    named = hf_loading.weights_fingerprint(str(folder))
+    other = tmp_path / "hub" / "models--org--tiny" / "snapshots" / ("cd" * 20)
+    os.rename(folder, other)
+    assert hf_loading.weights_fingerprint(str(other)) != named
