@@ -74,7 +74,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         if model is None:
             model, tokenizer = load_pretrained(path, dtype=placed.dtype, device_map=placed.device_map,
                                                revision=revision, trust_remote_code=self.trust_remote_code,
-                                               attention=placed.attention)
+                                               attention=placed.attention, device=placed.device)
         else:
             tokenizer = getattr(processor, "tokenizer", processor)
             processor = processor if processor is not tokenizer else None
