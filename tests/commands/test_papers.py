@@ -57,6 +57,10 @@ def timefoil(*args):
         return interrupted
 
 
+def runs_in(folder):
+    return sorted(name for name in os.listdir(folder) if os.path.isdir(os.path.join(folder, name)))
+
+
 def stored(run_dir):
     with open(os.path.join(run_dir, "items.jsonl"), encoding="utf-8") as handle:
         records = [json.loads(line) for line in handle]
@@ -78,7 +82,8 @@ def test_all_runs_the_five_papers_with_one_load_equal_to_five_separate_runs(data
     lines = [line.strip() for line in done.output.splitlines()]
     card = lines.index(f"card: {tmp_path / 'all'}")  # after every run's tables: the card ends the output
     assert card > max(i for i, line in enumerate(lines) if line.startswith("vitatecs · similarity · "))
-    folders = sorted(os.listdir(tmp_path / "all"))
+    assert os.path.isfile(tmp_path / "all" / "suite.json")  # a suite: a one-benchmark rerun goes beneath
+    folders = runs_in(tmp_path / "all")
     assert folders == ["temporalbench-choice", "velociti-entailment", "vilma-similarity", "vinoground-choice",
                        "vitatecs-similarity"]
     asked_together = sorted(ASKED)
@@ -99,7 +104,7 @@ def test_ctrl_c_in_the_third_benchmark_then_the_same_command_finishes_asking_not
                "--cache-dir", str(tmp_path / "cache")]
     STOP_AT["path"] = os.path.join(data, "vitatecs")  # vinoground, temporalbench, then vitatecs
     assert isinstance(timefoil(*command), Interrupted)  # exit 130 from the entry point
-    assert sorted(os.listdir(tmp_path / "out")) == ["temporalbench-choice", "vinoground-choice", "vitatecs-similarity"]
+    assert runs_in(tmp_path / "out") == ["temporalbench-choice", "vinoground-choice", "vitatecs-similarity"]
     again = timefoil(*command)
     assert again.exit_code == 0, again.output
     assert len(ASKED) == len(set(ASKED))  # every request answered once over both commands
@@ -124,7 +129,7 @@ def test_a_missing_benchmark_is_skipped_in_one_line_and_the_others_finish(data, 
            f"{partial / 'vilma'}" in lines
     assert done.output.strip().splitlines()[-1] == \
         f"Error: 1 of 5 benchmarks skipped (vilma); the others are in {tmp_path / 'out'}"
-    assert len(os.listdir(tmp_path / "out")) == 4 and len(LOADS) == 1
+    assert len(runs_in(tmp_path / "out")) == 4 and len(LOADS) == 1
 
 
 def test_options_for_one_benchmark_go_by_its_name(data, tmp_path):
@@ -132,10 +137,10 @@ def test_options_for_one_benchmark_go_by_its_name(data, tmp_path):
                     str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache"), "--bench-arg",
                     "velociti.protocol=choice")
     assert done.exit_code == 0, done.output
-    assert sorted(os.listdir(tmp_path / "out")) == ["velociti-choice", "vinoground-choice"]
+    assert runs_in(tmp_path / "out") == ["velociti-choice", "vinoground-choice"]
     refused = timefoil("run", "velociti,vinoground", "--model", "counted", "--data-root", data, "--out",
                        str(tmp_path / "o2"), "--bench-arg", "vilma.protocol=choice")
-    assert refused.exit_code == 1 and "'vilma' is not one of this run's benchmarks" in refused.output
+    assert refused.exit_code == 2 and "'vilma' is not one of this run's benchmarks" in refused.output
 
 
 def test_prepare_all_checks_each_folder_and_says_where_missing_files_come_from(data, tmp_path):
