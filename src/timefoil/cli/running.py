@@ -127,8 +127,10 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
             if not flags["no_progress"] else None
     reports = []
     for run_dir, plan in plans:
-        if not any(run_dir == d for d, _ in left):
+        if not any(run_dir == d for d, _ in left):  # finished: scored as it stands, nothing loaded
             reports.append(score_run(run_dir))
+            for line in _finished_notes(run_dir):
+                click.echo(f"{run_dir}: {line}", err=True)
             continue
         runner = Runner(plan, run_dir, cache_dir=flags["cache_dir"], retry_errors=flags["retry_errors"],
                         threads=flags["threads"], ray=ray, progress=not flags["no_progress"], model=model,
@@ -172,7 +174,7 @@ def _run_papers(names: list[str], out: str, flags: dict, options: dict[str, dict
         mark_suite(out, base.model)
 
     def finished(planned, runner, report) -> None:
-        for line in _notes(runner, report, None) if runner else []:
+        for line in _notes(runner, report, None) if runner else _finished_notes(planned.run_dir):
             click.echo(f"{planned.run_dir}: {line}", err=True)
 
     def refused(line: str) -> None:
@@ -224,6 +226,14 @@ def _ray(flags: dict):
             raise click.BadParameter("--workers, --gpus-per-worker and --ray-address go with --executor ray")
         return None
     return RayOptions(workers=flags["workers"], gpus_per_worker=flags["gpus_per_worker"], address=flags["ray_address"])
+
+
+def _finished_notes(run_dir: str) -> list[str]:
+    """What a finished run, scored without its model, tells the terminal: the errors it keeps."""
+    from ..execution.store import RunLog
+
+    errors = sum(1 for record in RunLog(run_dir).read(strict=False) if record["answer"].get("error"))
+    return [f"keeping {errors} errors recorded by an earlier run (--retry-errors asks them again)"] if errors else []
 
 
 def _notes(runner: Runner, report, part) -> list[str]:
