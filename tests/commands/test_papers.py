@@ -80,7 +80,7 @@ def test_all_runs_the_five_papers_with_one_load_equal_to_five_separate_runs(data
     assert done.exit_code == 0, done.output
     assert len(LOADS) == 1
     lines = [line.strip() for line in done.output.splitlines()]
-    card = lines.index(f"card: {tmp_path / 'all'}")  # after every run's tables: the card ends the output
+    card = lines.index(f"card: {tmp_path / 'all'} · model counted")  # after every run's tables: it ends them
     assert card > max(i for i, line in enumerate(lines) if line.startswith("vitatecs · similarity · "))
     assert os.path.isfile(tmp_path / "all" / "suite.json")  # a suite: a one-benchmark rerun goes beneath
     folders = runs_in(tmp_path / "all")
@@ -175,16 +175,18 @@ def test_report_on_the_folder_prints_one_card_beside_the_papers_rows_for_the_sam
         MODELS.pop("llava-onevision-7b")
     assert card.exit_code == 0, card.output
     lines = card.output.splitlines()
-    assert lines[0].strip() == f"card: {tmp_path / 'out'}"
+    assert lines[0].strip() == f"card: {tmp_path / 'out'} · model llava-onevision-7b"  # named once
     rows = lines[:lines.index(next(line for line in lines if line.startswith("temporalbench · choice")))]
+    assert not any("llava-onevision-7b" in line for line in rows[1:])
     flat = " ".join(" ".join(rows).split())
     for benchmark, protocol in (("temporalbench", "choice"), ("velociti", "entailment"), ("vilma", "similarity"),
                                 ("vinoground", "choice"), ("vitatecs", "similarity")):
         assert f"{benchmark} · {protocol}" in flat
-    velociti = next(line for line in rows if "velociti · entailment" in line)
-    temporalbench = next(line for line in rows if "temporalbench · choice" in line)
-    assert velociti.split()[-4:] == ["32.1", "LLaVA-OneVision-7B", "(Table", "2)"]
-    assert temporalbench.split()[-5:] == ["13.31", "LLaVA-OneVision-7B,", "1", "frame", "(paper)"]
+    velociti = next(line for line in rows if line.strip().startswith("velociti · entailment"))
+    temporalbench = next(line for line in rows if line.strip().startswith("temporalbench · choice"))
+    assert velociti.split()[-1] == "32.1" and temporalbench.split()[-1] == "13.31"  # beside value and chance
+    assert "paper, velociti · entailment: LLaVA-OneVision-7B (Table 2)" in [line.strip() for line in rows]
+    assert "paper, temporalbench · choice: LLaVA-OneVision-7B, 1 frame (paper)" in [line.strip() for line in rows]
     assert "headline figures" not in [line.strip() for line in lines]  # the card stands for that table
     scored = json.loads(CliRunner().invoke(main, ["score", str(tmp_path / "out" / "velociti-entailment"),
                                                   "--json"]).output)
