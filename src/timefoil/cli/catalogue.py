@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
+import textwrap
 
 import click
 
@@ -34,8 +37,12 @@ def metrics_meanings() -> dict[str, str]:
 @main.command("list")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def list_cmd(as_json: bool) -> None:
-    """Benchmarks, models and metrics."""
+    """Benchmarks, their --bench-arg options, protocols, models, metrics and the papers' numbers."""
+    from ..commands.benchargs import accepted_keys
+
     data = {"benchmarks": {n: b.description for n, b in BENCHMARKS.items()},
+            "benchmark options": {n: ", ".join(keys) if (keys := accepted_keys(n)) is not None else "any key=value"
+                                  for n in BENCHMARKS},
             "protocols": {n: p.description for n, p in PROTOCOLS.items()},
             "models": {n: m.description for n, m in MODELS.items()}, "metrics": metrics_meanings(),
             "paper numbers": {n: b.paper_numbers for n, b in BENCHMARKS.items() if b.paper_numbers},
@@ -45,10 +52,26 @@ def list_cmd(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
+    width = _text_width()
+    heads = {"benchmark options": "benchmark options (--bench-arg NAME.KEY=VALUE)"}
     for section, entries in data.items():
-        click.echo(click.style(section, bold=True))
+        click.echo(click.style(heads.get(section, section), bold=True))
         for name, text in entries.items():
-            click.echo(f"  {name:28s} {text}")
+            # a paper's tables each start a line of their own; lines break between words only
+            for k, paragraph in enumerate(text.split("; ") if section == "paper numbers" else [text]):
+                lead = f"  {name:28s} " if k == 0 else " " * 31
+                click.echo(textwrap.fill(paragraph, width, initial_indent=lead, subsequent_indent=" " * 33,
+                                         break_long_words=False, break_on_hyphens=False))
+
+
+def _text_width() -> int:
+    """The terminal's columns; 100 where the output is piped (COLUMNS, where set, decides)."""
+    if sys.stdout.isatty():
+        return max(60, shutil.get_terminal_size((100, 24)).columns)
+    try:
+        return max(60, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return 100
 
 
 @main.command()
