@@ -51,8 +51,20 @@ def bench_options(pairs: tuple[str, ...] | list[str], benchmarks: list[str]) -> 
             keys = accepted_keys(target)
             if keys is not None and option not in keys:
                 raise UnknownName(_unknown_key(target, option, keys, key, value, several=len(benchmarks) > 1))
+            if option == "protocol":
+                _check_protocol(target, value)
             out[target][option] = value
     return out
+
+
+def _check_protocol(benchmark: str, protocol: str) -> None:
+    """A protocol that names none, or none the benchmark is asked under, is a usage error."""
+    from ..protocols import get_protocol
+
+    get_protocol(protocol)  # an unknown name offers the closest
+    bench = get_benchmark(benchmark)
+    if protocol not in bench.protocols:
+        raise UnknownName(bench.refusal(protocol))
 
 
 def _unknown_key(benchmark: str, option: str, keys: tuple[str, ...], key: str, value: str, several: bool) -> str:

@@ -180,19 +180,28 @@ def run_papers(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir
     ``on_done(planned, runner or None, report)`` after each; ``on_skip(line)`` for a run that
     could not start once the model was there (a fingerprint or request kind it refuses).
     ``load(spec, args, cache_dir)``: how the model loads (the command says so on the terminal)."""
-    from ..core.paths import default_cache_dir
-    from ..core.threads import apply_threads
-    from ..execution.runner import Runner
     from ..execution.stored import score_run
-    from ..models import load_model
 
     done = []
     for planned in [p for p in plan.planned if p.finished]:
         report = score_run(planned.run_dir)
         on_done(planned, None, report)
         done.append((planned, report))
-    if not plan.to_ask:
-        return done
+    if plan.to_ask:
+        done += _asked(plan, model_spec, model_args, cache_dir=cache_dir, on_done=on_done, on_skip=on_skip,
+                       threads=threads, ray=ray, load=load, **runner_options)
+    order = {id(planned): index for index, planned in enumerate(plan.planned)}
+    return sorted(done, key=lambda pair: order[id(pair[0])])  # in the command's order, however answered
+
+
+def _asked(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir: str | None, on_done: Callable,
+           on_skip: Callable, threads: int | None, ray, load: Callable | None, **runner_options):
+    from ..core.paths import default_cache_dir
+    from ..core.threads import apply_threads
+    from ..execution.runner import Runner
+    from ..models import load_model
+
+    done = []
     apply_threads(threads)  # before the model loads: loading runs on them too
     cache_dir = cache_dir or default_cache_dir()
     model = None if ray else (load or load_model)(model_spec, model_args, cache_dir=cache_dir)
