@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..benchmarks import BENCHMARKS, DataError, get_benchmark
+from ..core.redaction import redact
 from ..execution.config import RunConfig, RunError
 from ..execution.plan import RunPlan, plan_run
 from ..execution.rundir import holds_this_run
@@ -81,7 +82,8 @@ def answerable(config: RunConfig, kinds: frozenset[str] | None) -> tuple[RunConf
         return config, None
     needed = ", ".join(sorted(get_protocol(protocol).request_kinds(bench.prompts_for(config.variant, protocol))
                               - kinds))
-    said = f"model {config.model!r} cannot answer {needed} requests (it answers: {', '.join(sorted(kinds))})"
+    model = redact(config.model)  # a key may be written in a served model's URL
+    said = f"model {model!r} cannot answer {needed} requests (it answers: {', '.join(sorted(kinds))})"
     if config.protocol:
         raise RunError(f"{said}; choose another protocol with --bench-arg {bench.name}.protocol=")
     for candidate in [p for p in FALLBACKS if p in bench.protocols] + sorted(set(bench.protocols) - set(FALLBACKS)):
@@ -89,7 +91,7 @@ def answerable(config: RunConfig, kinds: frozenset[str] | None) -> tuple[RunConf
             both = candidate == "choice" and (config.order_policy or "both") == "both"
             chosen = replace(config, protocol=candidate,
                              order_policy=config.order_policy or ("both" if candidate == "choice" else None))
-            return chosen, (f"{bench.name}: {config.model} answers no {needed} requests ({protocol}, the default): "
+            return chosen, (f"{bench.name}: {model} answers no {needed} requests ({protocol}, the default): "
                             f"asking {candidate}{' in both option orders' if both else ''} "
                             f"(--bench-arg {bench.name}.protocol= decides)")
     raise RunError(f"{said}, and none of {bench.name}'s protocols ({', '.join(bench.protocols)}) asks only those")
@@ -165,8 +167,6 @@ def mark_suite(out: str, model: str) -> None:
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, SUITE)
     if not os.path.exists(path):
-        from ..core.redaction import redact
-
         with open(path, "w", encoding="utf-8") as handle:
             json.dump({"what": "a suite of runs, one per benchmark (OUT/<benchmark>-<protocol>)",
                        "model": redact(model), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}, handle, indent=2)
