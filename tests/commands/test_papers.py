@@ -173,6 +173,14 @@ def test_prepare_all_checks_each_folder_and_says_where_missing_files_come_from(d
     assert "they come from the Hugging Face dataset katha-ai-iiith/VELOCITI: timefoil prepare velociti" in done.output
     assert done.output.strip().splitlines()[-1] == ("Error: 2 of 5 benchmarks not ready (velociti, vilma): each line "
                                                     "above says where its files come from")
+    offline = CliRunner().invoke(main, ["prepare", "all", "--dest", str(tmp_path / "empty")],
+                                 env={"HF_HUB_OFFLINE": "1"})
+    lines = offline.output.strip().splitlines()
+    assert offline.exit_code == 1 and len(lines) == 6  # a line per benchmark naming it, then the verdict
+    assert [line.split(":")[0] for line in lines[:5]] == list(PAPER_NAMES)
+    downloads = [line for line in lines if "Hugging Face dataset" in line or "needs huggingface_hub" in line]
+    assert len(downloads) == 3 and all("HF_HUB_OFFLINE is set and the local cache does not hold it" in line or
+                                       "downloading needs huggingface_hub" in line for line in downloads)
 
 
 def test_report_on_the_folder_prints_one_card_beside_the_papers_rows_for_the_same_model(data, tmp_path):

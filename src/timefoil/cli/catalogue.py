@@ -85,7 +85,10 @@ def inspect(benchmark, data_dir, protocol, bench_arg, as_json):
     """Count what a benchmark holds (per test and subtest) and its chance levels; runs nothing."""
     from ..commands.inspection import inspect_benchmark
 
-    data = inspect_benchmark(benchmark, data_dir, protocol, **key_values(bench_arg, "--bench-arg"))
+    from ..commands.benchargs import bench_options, run_options
+
+    asked, loader = run_options(bench_options(bench_arg, [BENCHMARKS.find(benchmark).name])[benchmark])
+    data = inspect_benchmark(benchmark, data_dir, asked.get("protocol", protocol), **loader)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
@@ -134,12 +137,14 @@ def prepare(benchmark, dest, no_download, youtube, bench_arg):
                                      **key_values(bench_arg, "--bench-arg")))
     failed = []
     for name in PAPERS:  # one that cannot be fetched is one line; the others are still prepared
-        click.echo(f"{name}:")
         try:
-            _prepared(run_prepare(name, os.path.join(dest, name), download=not no_download, youtube=youtube))
-        except DataError as exc:
-            click.echo(f"  {exc}", err=True)
+            report = run_prepare(name, os.path.join(dest, name), download=not no_download, youtube=youtube)
+        except DataError as exc:  # named in its own line: stderr and stdout may not interleave in order
+            click.echo(f"{name}: {exc}", err=True)
             failed.append(name)
+            continue
+        click.echo(f"{name}:")
+        _prepared(report)
     if failed:
         raise Failure(f"{len(failed)} of {len(PAPERS)} benchmarks not ready ({', '.join(failed)}): each line above "
                       "says where its files come from")

@@ -257,7 +257,7 @@ def _notes(runner: Runner, report, part) -> list[str]:
 @click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
 @click.option("--protocol", type=ProtocolChoice())
 @click.option("--frames", help="also a frames sweep, e.g. 1,2,4,8,16,32")
-@click.option("--bench-arg", multiple=True, help="loader option key=value")
+@click.option("--bench-arg", multiple=True, help="the benchmark's option KEY=VALUE (or NAME.KEY=VALUE)")
 @click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="one run directory per condition")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="the ablation table, tables and plots")
@@ -276,9 +276,12 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
 
     for written in (out, html_path, json_path):
         refuse_output_inside(written, [data_dir])
-    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol, limit=limit,
-                       model_args=key_values(model_arg, "--model-arg"),
-                       benchmark_args=key_values(bench_arg, "--bench-arg"))
+    from ..commands.benchargs import bench_options, run_options
+
+    asked, loader = run_options(bench_options(bench_arg, [get_benchmark(benchmark).name])[benchmark])
+    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=asked.get("protocol", protocol), limit=limit,
+                       model_args=key_values(model_arg, "--model-arg"), variant=asked.get("variant"),
+                       benchmark_args=loader)
     result = run_ablation(config, out, frames=tuple(frames_list(frames)), cache_dir=cache_dir, threads=threads,
                           progress=True, reading=reading)
     console = make_console()
