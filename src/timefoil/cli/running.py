@@ -135,7 +135,8 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
         runner = Runner(plan, run_dir, cache_dir=flags["cache_dir"], retry_errors=flags["retry_errors"],
                         threads=flags["threads"], ray=ray, progress=not flags["no_progress"], model=model,
                         loaded_from_spec=model is not None)
-        model = model or (runner.model if ray is None else None)  # the next value of a sweep reuses it
+        if model is None and ray is None:  # the next value of a sweep reuses it
+            model = runner.model
         reports.append(runner.run())
         for line in _notes(runner, reports[-1], part):
             click.echo(f"{run_dir}: {line}", err=True)
