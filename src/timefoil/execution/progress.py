@@ -81,8 +81,8 @@ class progress:
 
     def __exit__(self, *exc):
         if self.mode == "bar":
-            self.bar.__exit__(*exc)
-        elif self.mode == "lines" and exc[0] is None:
+            self.bar.__exit__(*exc)  # the bar goes; the line below stays on the terminal
+        if self.mode in ("bar", "lines") and exc[0] is None:
             self._say(time.perf_counter(), last=True)  # the last line: where the benchmark ended
         return False
 
@@ -92,4 +92,4 @@ def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
     minutes = int(seconds / 60 + 0.5)
-    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 120 else f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
