@@ -256,6 +256,11 @@ def test_a_damaged_run_json_skips_its_benchmark_the_others_run_and_a_finished_re
     assert len(ASKED) == asked + len(stored(out / "velociti-entailment"))
     card = finished.output[finished.output.index("card: "):]
     assert card == again.output[again.output.index("card: "):]
+    other = timefoil(*command, "--limit", "1")  # another configuration in every folder: refused unloaded
+    assert other.exit_code == 1 and len(LOADS) == 2
+    assert sorted(line for line in other.output.splitlines() if line.startswith("timefoil: skipped")) == [
+        f"timefoil: skipped {name}: {out / folder} holds a run with another configuration; use a new --out "
+        "directory (or delete this one)" for name, folder in sorted(zip(sorted(PAPER_NAMES), runs_in(out)))]
 
 
 def velociti_subset(data, tmp_path):
