@@ -349,6 +349,6 @@ def test_list_fits_100_columns_and_prints_every_number_it_names():
     listed = CliRunner().invoke(main, ["list"], env={"COLUMNS": "100"}).output
     assert max(len(line) for line in listed.splitlines()) <= 100
     flat = " ".join(listed.split())
-    assert "Table 10 (choice): Qwen2-VL-7B agent_random/bias 24.2, agent_random/A∧B 74.1," in flat
+    assert "Table 10 (choice) Qwen2-VL-7B: agent_random/bias 24.2, agent_random/A∧B 74.1," in flat
     assert "chrono/bias -60.8, chrono/A∧B 25.7" in flat  # GPT-4o's last two numbers
     assert "velociti subset, protocol, variant" in flat  # the --bench-arg keys

@@ -57,11 +57,28 @@ def list_cmd(as_json: bool) -> None:
     for section, entries in data.items():
         click.echo(click.style(heads.get(section, section), bold=True))
         for name, text in entries.items():
-            # a paper's tables each start a line of their own; lines break between words only
-            for k, paragraph in enumerate(text.split("; ") if section == "paper numbers" else [text]):
-                lead = f"  {name:28s} " if k == 0 else " " * 31
-                click.echo(textwrap.fill(paragraph, width, initial_indent=lead, subsequent_indent=" " * 33,
-                                         break_long_words=False, break_on_hyphens=False))
+            if section == "paper numbers" and BENCHMARKS[name].quoted:
+                _paper_tables(name, width)
+                continue
+            click.echo(_wrapped(text, width, f"  {name:28s} "))
+
+
+def _paper_tables(name: str, width: int) -> None:
+    """A benchmark's quoted rows: each table on a line of its own, each row under it on its own."""
+    tables: dict[tuple[str, str], list[str]] = {}
+    for row in BENCHMARKS[name].quoted:
+        tables.setdefault((row.source, row.protocol), []).append(f"{row.label}: {row.describe()[len(row.label) + 1:]}")
+    click.echo(f"  {name}")
+    for (source, protocol), rows in tables.items():
+        click.echo(f"    {source} ({protocol})")
+        for row in rows:
+            click.echo(_wrapped(row, width, " " * 6))
+
+
+def _wrapped(text: str, width: int, lead: str) -> str:
+    """Lines that break between words only (never inside a number), the rest indented."""
+    return textwrap.fill(text, width, initial_indent=lead, subsequent_indent=" " * (len(lead) + 2),
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def _text_width() -> int:
