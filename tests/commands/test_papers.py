@@ -352,3 +352,27 @@ def test_list_fits_100_columns_and_prints_every_number_it_names():
     assert "Table 10 (choice) Qwen2-VL-7B: agent_random/bias 24.2, agent_random/A∧B 74.1," in flat
     assert "chrono/bias -60.8, chrono/A∧B 25.7" in flat  # GPT-4o's last two numbers
     assert "velociti subset, protocol, variant" in flat  # the --bench-arg keys
+
+
+def test_each_built_in_model_declares_the_kinds_its_class_answers():
+    """run all plans with the kinds a model family declares, before one loads: they must be the
+    methods its class defines, or a benchmark would be planned under a protocol it cannot answer."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from timefoil.models import MODELS
+    from timefoil.models.base import METHOD_PREFIX
+    from timefoil.models.local.contrastive import Contrastive
+    from timefoil.models.local.hf_generative import HFGenerative
+    from timefoil.models.local.text_models import BlindEmbed
+    from timefoil.models.reference import BagOfFramesModel, ConstantModel, RandomModel
+    from timefoil.models.served.model import ServedModel
+
+    classes = {"random": RandomModel, "constant": ConstantModel, "bag-of-frames": BagOfFramesModel,
+               "clip": Contrastive, "openclip": Contrastive, "openai": ServedModel, "gemini": ServedModel,
+               "anthropic": ServedModel, "hf": HFGenerative, "blind-lm": HFGenerative, "blind-embed": BlindEmbed}
+    built_in = {name for name, origin in MODELS.origins.items() if origin.get("from") == "built-in"}
+    assert built_in == set(classes)
+    for name, model_class in classes.items():
+        methods = {a[len(METHOD_PREFIX):] for a in dir(model_class)
+                   if a.startswith(METHOD_PREFIX) and callable(getattr(model_class, a))}
+        assert MODELS[name].kinds == methods, name
