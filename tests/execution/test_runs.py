@@ -317,12 +317,15 @@ def test_piped_output_gets_progress_lines_and_a_resumed_run_says_what_it_kept(su
             "--cache-dir", str(tmp_path / "cache")]
     done = cli(*args, env={"TIMEFOIL_PROGRESS_SECONDS": "0"})
     assert done.returncode == 0, done.stderr
-    lines = [line for line in done.stderr.splitlines() if line.startswith("synth: ")]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("synth · similarity: ")]
     total = len(ids_of(str(tmp_path / "run")))
-    assert len(lines) >= 2 and lines[-1].startswith(f"synth: {total}/{total} answered (100%), ")
+    assert len(lines) >= 2 and lines[-1].startswith(f"synth · similarity: {total} / {total} (100%) · ")
+    assert lines[-1].split(" · ")[-1].startswith("done in ") and " req/s" in lines[-1]
+    assert done.stderr.splitlines()[0] == "loading random"  # the model's load, said before and after
+    assert done.stderr.splitlines()[1].startswith("loaded random in ")
     log = tmp_path / "run" / "items.jsonl"
     kept = log.read_text().splitlines(keepends=True)[:-3]
     log.write_text("".join(kept))
     again = cli(*args, "--cache-dir", str(tmp_path / "other"))
     assert again.returncode == 0, again.stderr
-    assert f"synth: resuming, {len(kept)} answers kept, 3 to ask" in again.stderr.splitlines()
+    assert f"synth · similarity: resuming, {len(kept)} answers kept, 3 to ask" in again.stderr.splitlines()

@@ -35,9 +35,12 @@ class PaperRow:
     values: dict[str, float]
 
     def describe(self) -> str:
-        """Its overall numbers (a number per test stands in its paper table)."""
-        return f"{self.label} " + ", ".join(f"{k.removeprefix('overall/')} {v}" for k, v in self.values.items()
-                                            if k.startswith("overall/"))
+        """Its overall numbers (a number per test stands in its paper table); a row the paper
+        gives per test only (VELOCITI's Table 10) with every number, each named by its test."""
+        overall = {k: v for k, v in self.values.items() if k.startswith("overall/")}
+        shown = overall or self.values
+        return f"{self.label} " + ", ".join(f"{k.removeprefix('overall/')} {v}" for k, v in shown.items()
+                                            if v is not None)
 
 
 def paper_rows(protocol: str, source: str, metrics: tuple[str, ...], rows: dict[str, tuple[float | None, ...]]

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
+import textwrap
 
 import click
 
@@ -34,8 +37,12 @@ def metrics_meanings() -> dict[str, str]:
 @main.command("list")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def list_cmd(as_json: bool) -> None:
-    """Benchmarks, models and metrics."""
+    """Benchmarks, their --bench-arg options, protocols, models, metrics and the papers' numbers."""
+    from ..commands.benchargs import accepted_keys
+
     data = {"benchmarks": {n: b.description for n, b in BENCHMARKS.items()},
+            "benchmark options": {n: ", ".join(keys) if (keys := accepted_keys(n)) is not None else "any key=value"
+                                  for n in BENCHMARKS},
             "protocols": {n: p.description for n, p in PROTOCOLS.items()},
             "models": {n: m.description for n, m in MODELS.items()}, "metrics": metrics_meanings(),
             "paper numbers": {n: b.paper_numbers for n, b in BENCHMARKS.items() if b.paper_numbers},
@@ -45,10 +52,43 @@ def list_cmd(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
+    width = _text_width()
+    heads = {"benchmark options": "benchmark options (--bench-arg NAME.KEY=VALUE)"}
     for section, entries in data.items():
-        click.echo(click.style(section, bold=True))
+        click.echo(click.style(heads.get(section, section), bold=True))
         for name, text in entries.items():
-            click.echo(f"  {name:28s} {text}")
+            if section == "paper numbers" and BENCHMARKS[name].quoted:
+                _paper_tables(name, width)
+                continue
+            click.echo(_wrapped(text, width, f"  {name:28s} "))
+
+
+def _paper_tables(name: str, width: int) -> None:
+    """A benchmark's quoted rows: each table on a line of its own, each row under it on its own."""
+    tables: dict[tuple[str, str], list[str]] = {}
+    for row in BENCHMARKS[name].quoted:
+        tables.setdefault((row.source, row.protocol), []).append(f"{row.label}: {row.describe()[len(row.label) + 1:]}")
+    click.echo(f"  {name}")
+    for (source, protocol), rows in tables.items():
+        click.echo(f"    {source} ({protocol})")
+        for row in rows:
+            click.echo(_wrapped(row, width, " " * 6))
+
+
+def _wrapped(text: str, width: int, lead: str) -> str:
+    """Lines that break between words only (never inside a number), the rest indented."""
+    return textwrap.fill(text, width, initial_indent=lead, subsequent_indent=" " * (len(lead) + 2),
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def _text_width() -> int:
+    """The terminal's columns; 100 where the output is piped (COLUMNS, where set, decides)."""
+    if sys.stdout.isatty():
+        return max(60, shutil.get_terminal_size((100, 24)).columns)
+    try:
+        return max(60, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return 100
 
 
 @main.command()
@@ -62,7 +102,10 @@ def inspect(benchmark, data_dir, protocol, bench_arg, as_json):
     """Count what a benchmark holds (per test and subtest) and its chance levels; runs nothing."""
     from ..commands.inspection import inspect_benchmark
 
-    data = inspect_benchmark(benchmark, data_dir, protocol, **key_values(bench_arg, "--bench-arg"))
+    from ..commands.benchargs import bench_options, run_options
+
+    asked, loader = run_options(bench_options(bench_arg, [BENCHMARKS.find(benchmark).name])[benchmark])
+    data = inspect_benchmark(benchmark, data_dir, asked.get("protocol", protocol), **loader)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
@@ -111,12 +154,14 @@ def prepare(benchmark, dest, no_download, youtube, bench_arg):
                                      **key_values(bench_arg, "--bench-arg")))
     failed = []
     for name in PAPERS:  # one that cannot be fetched is one line; the others are still prepared
-        click.echo(f"{name}:")
         try:
-            _prepared(run_prepare(name, os.path.join(dest, name), download=not no_download, youtube=youtube))
-        except DataError as exc:
-            click.echo(f"  {exc}", err=True)
+            report = run_prepare(name, os.path.join(dest, name), download=not no_download, youtube=youtube)
+        except DataError as exc:  # named in its own line: stderr and stdout may not interleave in order
+            click.echo(f"{name}: {exc}", err=True)
             failed.append(name)
+            continue
+        click.echo(f"{name}:")
+        _prepared(report)
     if failed:
         raise Failure(f"{len(failed)} of {len(PAPERS)} benchmarks not ready ({', '.join(failed)}): each line above "
                       "says where its files come from")

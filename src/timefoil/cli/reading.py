@@ -63,13 +63,15 @@ def report(run_dirs, html_path, csv_path, json_path, latex_path, samples, no_thu
     """Tables of one or more runs, side by side; optionally an HTML report and exports. A folder
     of runs (what run all or a frames sweep writes) stands for its runs, led by one card: a row
     per run with its headline figures beside the paper's row for the same model."""
-    from ..reports.card import print_card, run_dirs_in
+    from ..reports.card import mixed, print_card, run_dirs_in
     from ..reports.report import load_scored, make_console, print_runs
     from ..execution.store import RUN_FILES
 
     # Other files beside a run's own are harmless (a report.html kept with its run); its own are not.
     for written in (html_path, csv_path, json_path, latex_path):
         refuse_output_inside(written, [os.path.join(d, name) for d in run_dirs for name in RUN_FILES])
+    for line in filter(None, map(mixed, run_dirs)):
+        click.echo(f"timefoil: {line}", err=True)
     folders = [d for d in run_dirs if run_dirs_in(d) != [d]]
     run_dirs = [run for d in run_dirs for run in run_dirs_in(d)]
     runs = [load_scored(d, reading) for d in run_dirs]

@@ -14,8 +14,10 @@ from ..core.redaction import redact
 from ..execution.config import RunConfig
 from ..execution.plan import plan_run
 from ..execution.records import capped_line
-from ..commands.running import EXIT_FAILED_REQUESTS, failure_summary, retry_command, too_many_failed, worker_lines
+from ..commands.running import (EXIT_FAILED_REQUESTS, failure_summary, load_announced, retry_command,
+                                too_many_failed, worker_lines)
 from ..execution.runner import Runner
+from ..execution.stored import score_run
 from ..protocols import ORDER_POLICIES
 from ..video.sampling import Sampling
 from .app import main
@@ -55,7 +57,9 @@ def _run_epilog() -> str:
 @click.option("--judge", help="a model that reads answers the parser cannot (choice: free text to a letter)")
 @click.option("--variant", help="a prompt variant of the benchmark (e.g. cot, closed)")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="answer budget (default: the variant's; cot 1024)")
-@click.option("--bench-arg", multiple=True, help="loader option key=value, e.g. subset=long_qa")
+@click.option("--bench-arg", multiple=True,
+              help="a benchmark's option NAME.KEY=VALUE (KEY=VALUE: every benchmark of the command), e.g. "
+                   "temporalbench.subset=long_qa, velociti.protocol=choice; the keys: timefoil list")
 @click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
 @click.option("--sample", type=click.IntRange(min=1), help="N groups drawn at random, stratified over tests (--seed)")
 @click.option("--seed", type=int, help="option order, frame ablations and --sample (default 0)")
@@ -79,32 +83,64 @@ def run_cmd(benchmark: str, out: str, **flags) -> None:
     """Evaluate a model on a benchmark (rerun the same command to resume). BENCHMARK may name
     several, joined by commas, or be "all" (the five papers' benchmarks): each is read from
     --data-root DIR/<benchmark> into OUT/<benchmark>-<protocol>, the model loaded once; options
-    for one of them go as --bench-arg NAME.KEY=VALUE (NAME.protocol=choice, NAME.subset=paper)."""
+    for one of them go as --bench-arg NAME.KEY=VALUE (NAME.protocol=choice, NAME.subset=paper).
+    One benchmark given a folder that run all wrote (a suite) runs into its subfolder."""
+    from ..commands.benchargs import bench_options
     from ..commands.papers import benchmarks_named
-    from ..execution.sharding import Shard
-    from ..reports.report import load_scored, print_runs
 
     names = benchmarks_named(benchmark)
     if names is not None:
-        return _run_papers(names, out, flags)
+        return _run_papers(names, out, flags, bench_options(flags["bench_arg"], names))
+    options = bench_options(flags["bench_arg"], [get_benchmark(benchmark).name])[benchmark]
+    return _run_one(benchmark, out, flags, options)
+
+
+def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
+    from ..commands.benchargs import run_options
+    from ..commands.papers import answerable, finished, is_suite
+    from ..execution.sharding import Shard
+    from ..models import declared_kinds
+    from ..reports.report import load_scored, print_runs
+
     if flags["data_root"]:
         if flags["data_dir"]:
             raise click.BadParameter("give --data or --data-root, not both")
         flags["data_dir"] = os.path.join(flags["data_root"], benchmark)
+    asked, loader = run_options(options)
     part = Shard.parse(flags["shard"]) if flags["shard"] else None
-    ray, samplings, config = _ray(flags), _samplings(benchmark, flags), _config(benchmark, flags)
+    ray, samplings = _ray(flags), _samplings(benchmark, flags)
+    config = replace(_config(benchmark, flags), benchmark_args=loader,
+                     protocol=asked.get("protocol", flags["protocol"]), variant=asked.get("variant", flags["variant"]))
+    config, said = answerable(config, declared_kinds(config.model))  # before the model loads
+    if said:
+        click.echo(f"timefoil: {said}", err=True)
     refuse_output_inside(out, [config.data_dir])
-    run_dirs, reports = [], []
-    for sampling in samplings:
-        run_dir = out if len(samplings) == 1 else os.path.join(out, sampling.label())  # several: each labelled
-        runner = Runner(plan_run(replace(config, sampling=sampling), part), run_dir, cache_dir=flags["cache_dir"],
-                        retry_errors=flags["retry_errors"], threads=flags["threads"], ray=ray,
-                        progress=not flags["no_progress"])
+    if is_suite(out):  # a folder run all wrote: this benchmark's run goes beside the others
+        out = os.path.join(out, f"{benchmark}-{config.resolved().protocol}")
+        click.echo(f"timefoil: writing into {out} (the suite's folder for {benchmark})", err=True)
+    plans = [(out if len(samplings) == 1 else os.path.join(out, sampling.label()),  # several: each labelled
+              plan_run(replace(config, sampling=sampling), part)) for sampling in samplings]
+    left = [(run_dir, plan) for run_dir, plan in plans if not finished(run_dir, plan, flags["retry_errors"])]
+    model = None
+    if left and ray is None:  # loaded once for a sweep's runs; none where every one is finished
+        model = load_announced(config.model, config.model_args, cache_dir=flags["cache_dir"]) \
+            if not flags["no_progress"] else None
+    reports = []
+    for run_dir, plan in plans:
+        if not any(run_dir == d for d, _ in left):  # finished: scored as it stands, nothing loaded
+            reports.append(score_run(run_dir))
+            for line in _finished_notes(run_dir):
+                click.echo(f"{run_dir}: {line}", err=True)
+            continue
+        runner = Runner(plan, run_dir, cache_dir=flags["cache_dir"], retry_errors=flags["retry_errors"],
+                        threads=flags["threads"], ray=ray, progress=not flags["no_progress"], model=model,
+                        loaded_from_spec=model is not None)
+        if model is None and ray is None:  # the next value of a sweep reuses it
+            model = runner.model
         reports.append(runner.run())
         for line in _notes(runner, reports[-1], part):
             click.echo(f"{run_dir}: {line}", err=True)
-        run_dirs.append(run_dir)
-    print_runs([load_scored(d, flags["reading"]) for d in run_dirs])
+    print_runs([load_scored(d, flags["reading"]) for d, _ in plans])
     summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
     if summary:
         click.echo(redact(summary), err=True)  # the command line may hold a key in the model's URL
@@ -112,10 +148,12 @@ def run_cmd(benchmark: str, out: str, **flags) -> None:
             sys.exit(EXIT_FAILED_REQUESTS)
 
 
-def _run_papers(names: list[str], out: str, flags: dict) -> None:
-    """Several benchmarks with one model load (commands/papers.py); a benchmark whose data is
-    missing is one line and skipped, and the exit code says so once the others are done."""
-    from ..commands.papers import plan_papers, run_papers
+def _run_papers(names: list[str], out: str, flags: dict, options: dict[str, dict]) -> None:
+    """Several benchmarks with one model load (commands/papers.py), each planned before the
+    model loads; a benchmark that cannot run is one line and skipped, and the exit code says so
+    once the others are done."""
+    from ..commands.papers import mark_suite, plan_papers, refuse_run_as_suite, run_papers
+    from ..models import declared_kinds
     from ..reports.card import print_card
     from ..reports.report import load_scored, make_console, print_runs
 
@@ -124,19 +162,30 @@ def _run_papers(names: list[str], out: str, flags: dict) -> None:
     if flags["shard"]:
         raise click.BadParameter("--shard splits one benchmark's run: give one benchmark")
     refuse_output_inside(out, [flags["data_root"]])
+    refuse_run_as_suite(out)
     base = replace(_config(names[0], {**flags, "bench_arg": ()}), data_dir=None)
-    plan = plan_papers(names, base, flags["data_root"], out, key_values(flags["bench_arg"], "--bench-arg"),
-                       lambda name: _samplings(name, flags))
-    for line in plan.skipped:
+    plan = plan_papers(names, base, flags["data_root"], out, options, lambda name: _samplings(name, flags),
+                       kinds=declared_kinds(base.model), retry_errors=flags["retry_errors"])
+    skipped = list(plan.skipped)
+    for line in plan.chosen:
+        click.echo(f"timefoil: {line}", err=True)
+    for line in skipped:
         click.echo(f"timefoil: skipped {line}", err=True)
+    if plan.planned:
+        mark_suite(out, base.model)
 
     def finished(planned, runner, report) -> None:
-        for line in _notes(runner, report, None):
+        for line in _notes(runner, report, None) if runner else _finished_notes(planned.run_dir):
             click.echo(f"{planned.run_dir}: {line}", err=True)
 
+    def refused(line: str) -> None:
+        click.echo(f"timefoil: skipped {line}", err=True)
+        skipped.append(line)
+
     done = run_papers(plan, flags["model_spec"], base.model_args, cache_dir=flags["cache_dir"], on_done=finished,
-                      retry_errors=flags["retry_errors"], threads=flags["threads"], ray=_ray(flags),
-                      progress=not flags["no_progress"])
+                      on_skip=refused, retry_errors=flags["retry_errors"], threads=flags["threads"],
+                      ray=_ray(flags), progress=not flags["no_progress"],
+                      load=None if flags["no_progress"] else load_announced)
     scored = [load_scored(planned.run_dir, flags["reading"]) for planned, _ in done]
     console = make_console()
     print_runs(scored, console, headlines=False)
@@ -146,9 +195,9 @@ def _run_papers(names: list[str], out: str, flags: dict) -> None:
     summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
     if summary:
         click.echo(redact(summary), err=True)
-    if plan.skipped:
-        raise Failure(f"{len(plan.skipped)} of {len(names)} benchmarks skipped "
-                      f"({', '.join(line.split(':')[0] for line in plan.skipped)}); the others are in {out}")
+    if skipped:
+        raise Failure(f"{len(skipped)} of {len(names)} benchmarks skipped "
+                      f"({', '.join(line.split(':')[0] for line in skipped)}); the others are in {out}")
     if summary and too_many_failed(reports, flags["max_error_rate"]):
         sys.exit(EXIT_FAILED_REQUESTS)
 
@@ -158,7 +207,7 @@ def _config(benchmark: str, flags: dict) -> RunConfig:
                      model_args=key_values(flags["model_arg"], "--model-arg"), limit=flags["limit"],
                      sample=flags["sample"], seed=flags["seed"] or 0, order_policy=flags["order_policy"],
                      blind=flags["blind"], judge=flags["judge"], variant=flags["variant"],
-                     max_tokens=flags["max_tokens"], benchmark_args=key_values(flags["bench_arg"], "--bench-arg"))
+                     max_tokens=flags["max_tokens"])
 
 
 def _samplings(benchmark: str, flags: dict) -> list[Sampling | None]:
@@ -178,6 +227,14 @@ def _ray(flags: dict):
             raise click.BadParameter("--workers, --gpus-per-worker and --ray-address go with --executor ray")
         return None
     return RayOptions(workers=flags["workers"], gpus_per_worker=flags["gpus_per_worker"], address=flags["ray_address"])
+
+
+def _finished_notes(run_dir: str) -> list[str]:
+    """What a finished run, scored without its model, tells the terminal: the errors it keeps."""
+    from ..execution.store import RunLog
+
+    errors = sum(1 for record in RunLog(run_dir).read(strict=False) if record["answer"].get("error"))
+    return [f"keeping {errors} errors recorded by an earlier run (--retry-errors asks them again)"] if errors else []
 
 
 def _notes(runner: Runner, report, part) -> list[str]:
@@ -201,7 +258,7 @@ def _notes(runner: Runner, report, part) -> list[str]:
 @click.option("--data", "data_dir", type=click.Path(), help="the benchmark's files")
 @click.option("--protocol", type=ProtocolChoice())
 @click.option("--frames", help="also a frames sweep, e.g. 1,2,4,8,16,32")
-@click.option("--bench-arg", multiple=True, help="loader option key=value")
+@click.option("--bench-arg", multiple=True, help="the benchmark's option KEY=VALUE (or NAME.KEY=VALUE)")
 @click.option("--limit", type=click.IntRange(min=1), help="only the first N groups")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="one run directory per condition")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="the ablation table, tables and plots")
@@ -220,9 +277,12 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
 
     for written in (out, html_path, json_path):
         refuse_output_inside(written, [data_dir])
-    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=protocol, limit=limit,
-                       model_args=key_values(model_arg, "--model-arg"),
-                       benchmark_args=key_values(bench_arg, "--bench-arg"))
+    from ..commands.benchargs import bench_options, run_options
+
+    asked, loader = run_options(bench_options(bench_arg, [get_benchmark(benchmark).name])[benchmark])
+    config = RunConfig(benchmark, model_spec, data_dir=data_dir, protocol=asked.get("protocol", protocol), limit=limit,
+                       model_args=key_values(model_arg, "--model-arg"), variant=asked.get("variant"),
+                       benchmark_args=loader)
     result = run_ablation(config, out, frames=tuple(frames_list(frames)), cache_dir=cache_dir, threads=threads,
                           progress=True, reading=reading)
     console = make_console()

@@ -1,22 +1,34 @@
 """Several benchmarks in one command: ``timefoil run vinoground,velociti --data-root DIR`` (``all``:
-the five papers' benchmarks under their default protocols). Each benchmark is read from
-``DIR/<benchmark>`` (what ``timefoil prepare <benchmark> --dest DIR/<benchmark>`` writes) into its
-own run folder ``OUT/<benchmark>-<protocol>``, with the model loaded once for all of them. A run
-folder resumes as a single run does; a benchmark whose data is missing or unreadable is one line
-and is skipped, and the others run."""
+the five papers' benchmarks). Each benchmark is read from ``DIR/<benchmark>`` (what ``timefoil
+prepare <benchmark> --dest DIR/<benchmark>`` writes) into its own run folder
+``OUT/<benchmark>-<protocol>``; OUT is then a suite (``suite.json`` marks it).
+
+Every benchmark is planned before the model loads: its data read, its folder free or holding
+this run, a protocol the model answers (one it can, where it cannot answer the benchmark's
+default: said in one line). A benchmark that cannot run is one line and is skipped, and the
+others run. The model loads once, and only where something is left to ask."""
 from __future__ import annotations
 
+import json
 import os
+import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..benchmarks import DataError, get_benchmark
-from ..execution.config import RunConfig
+from ..benchmarks import BENCHMARKS, DataError, get_benchmark
+from ..core.redaction import redact
+from ..execution.config import RunConfig, RunError
 from ..execution.plan import RunPlan, plan_run
-from ..protocols import PROTOCOLS
+from ..execution.rundir import holds_this_run
+from ..execution.store import CONFIG, RunLog
+from ..protocols import get_protocol
+from .benchargs import run_options
 
 PAPERS = ("vinoground", "temporalbench", "vitatecs", "velociti", "vilma")  # "all"
-RUN_OPTIONS = ("protocol", "variant")  # --bench-arg NAME.protocol=... sets a run option, not a loader's
+SUITE = "suite.json"  # in a folder that run all (or a list) wrote: one run per benchmark beneath
+# protocols tried, in this order, where a model cannot answer a benchmark's default one: a chat
+# model is asked to choose between the captions (both orders), else whether a caption holds
+FALLBACKS = ("choice", "entailment", "similarity", "retrieval", "generation")
 
 
 @dataclass
@@ -24,12 +36,18 @@ class Planned:
     benchmark: str
     run_dir: str
     plan: RunPlan
+    finished: bool = False  # every request answered already: scored without the model
 
 
 @dataclass
 class PapersPlan:
     planned: list[Planned] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # one line each: what is missing and what to do
+    skipped: list[str] = field(default_factory=list)  # one line each: why, and what to do
+    chosen: list[str] = field(default_factory=list)  # one line each: a protocol picked for the model
+
+    @property
+    def to_ask(self) -> list[Planned]:
+        return [planned for planned in self.planned if not planned.finished]
 
 
 def benchmarks_named(argument: str) -> list[str] | None:
@@ -45,73 +63,160 @@ def benchmarks_named(argument: str) -> list[str] | None:
     return names
 
 
-def split_bench_args(pairs: dict[str, str], benchmarks: list[str]) -> dict[str, dict[str, str]]:
-    """``NAME.KEY=VALUE`` options for one benchmark each; a plain ``KEY=VALUE`` for all of them."""
-    out: dict[str, dict[str, str]] = {name: {} for name in benchmarks}
-    for key, value in pairs.items():
-        name, dot, option = key.partition(".")
-        if not dot:
-            for options in out.values():
-                options[key] = value
-        elif name not in out:
-            raise ValueError(f"--bench-arg {key}={value}: {name!r} is not one of this run's benchmarks "
-                             f"({', '.join(benchmarks)})")
-        else:
-            out[name][option] = value
-    return out
+def answers(benchmark: str, protocol: str, variant: str | None, kinds: frozenset[str]) -> bool:
+    """Whether a model answering ``kinds`` can be asked ``benchmark`` under ``protocol``."""
+    try:
+        prompts = get_benchmark(benchmark).prompts_for(variant, protocol)
+    except ValueError:  # a variant written for another protocol
+        return False
+    return get_protocol(protocol).request_kinds(prompts) <= kinds
+
+
+def answerable(config: RunConfig, kinds: frozenset[str] | None) -> tuple[RunConfig, str | None]:
+    """``config`` with a protocol its model answers, and the line saying so where it is not the
+    benchmark's default; a protocol asked for by name is kept or refused, never replaced.
+    ``kinds``: what the model answers (None: not known before it loads, so nothing is changed)."""
+    bench = get_benchmark(config.benchmark)
+    protocol = config.protocol or bench.default_protocol
+    if kinds is None or answers(bench.name, protocol, config.variant, kinds):
+        return config, None
+    needed = ", ".join(sorted(get_protocol(protocol).request_kinds(bench.prompts_for(config.variant, protocol))
+                              - kinds))
+    model = redact(config.model)  # a key may be written in a served model's URL
+    said = f"model {model!r} cannot answer {needed} requests (it answers: {', '.join(sorted(kinds))})"
+    if config.protocol:
+        raise RunError(f"{said}; choose another protocol with --bench-arg {bench.name}.protocol=")
+    for candidate in [p for p in FALLBACKS if p in bench.protocols] + sorted(set(bench.protocols) - set(FALLBACKS)):
+        if answers(bench.name, candidate, config.variant, kinds):
+            both = candidate == "choice" and (config.order_policy or "both") == "both"
+            chosen = replace(config, protocol=candidate,
+                             order_policy=config.order_policy or ("both" if candidate == "choice" else None))
+            return chosen, (f"{bench.name}: {model} answers no {needed} requests ({protocol}, the default): "
+                            f"asking {candidate}{' in both option orders' if both else ''} "
+                            f"(--bench-arg {bench.name}.protocol= decides)")
+    raise RunError(f"{said}, and none of {bench.name}'s protocols ({', '.join(bench.protocols)}) asks only those")
+
+
+def finished(run_dir: str, plan: RunPlan, retry_errors: bool) -> bool:
+    """Whether ``run_dir`` holds this plan's run with every request answered (a failed one
+    counts as answered unless ``retry_errors``); a folder holding another run is refused."""
+    if not holds_this_run(run_dir, plan):
+        return False
+    try:
+        done = RunLog(run_dir).done_ids(include_errors=not retry_errors)
+    except ValueError:  # a record the runner itself refuses, naming its line
+        return False
+    return all(p.id in done for _, p in plan.part)
 
 
 def plan_papers(benchmarks: list[str], base: RunConfig, data_root: str, out: str,
-                bench_args: dict[str, str], sampling_for: Callable) -> PapersPlan:
+                options: dict[str, dict[str, str]], sampling_for: Callable, *,
+                kinds: frozenset[str] | None = None, retry_errors: bool = False) -> PapersPlan:
     """Each benchmark's plan, or the line saying why it is skipped. ``base``: the options every
-    benchmark shares (model, protocol, variant, ...); ``sampling_for(benchmark)``: its samplings."""
+    benchmark shares (model, protocol, variant, ...); ``options``: each benchmark's --bench-arg
+    options (benchargs.bench_options); ``sampling_for(benchmark)``: its samplings; ``kinds``:
+    the request kinds the model answers, where known before it loads."""
     result = PapersPlan()
-    for name, options in split_bench_args(bench_args, benchmarks).items():
+    for name in benchmarks:
         data = os.path.join(data_root, name)
         if not os.path.isdir(data):
             result.skipped.append(f"{name}: no data in {data}; get it with: timefoil prepare {name} --dest {data}")
             continue
-        run_options = {k: options.pop(k) for k in RUN_OPTIONS if k in options}
-        if "protocol" in run_options:
-            PROTOCOLS.find(run_options["protocol"])
-        config = replace(base, benchmark=name, data_dir=data, benchmark_args={**base.benchmark_args, **options},
-                         protocol=run_options.get("protocol", base.protocol),
-                         variant=run_options.get("variant", base.variant))
-        protocol = config.protocol or get_benchmark(name).default_protocol
-        samplings = sampling_for(name)
+        asked, loader = run_options(options.get(name, {}))
+        config = replace(base, benchmark=name, data_dir=data, benchmark_args={**base.benchmark_args, **loader},
+                         protocol=asked.get("protocol", base.protocol), variant=asked.get("variant", base.variant))
         try:
+            config, said = answerable(config, kinds)
+            protocol = config.protocol or get_benchmark(name).default_protocol
+            samplings, runs = sampling_for(name), []
             for sampling in samplings:
                 folder = os.path.join(out, f"{name}-{protocol}")
                 if len(samplings) > 1:  # a frames sweep: one folder per value, as a single run writes them
                     folder = os.path.join(folder, sampling.label())
-                result.planned.append(Planned(name, folder, plan_run(replace(config, sampling=sampling),
-                                                                     check_specs=False)))
-        except DataError as exc:  # its files unreadable: said, and the other benchmarks still run
+                plan = plan_run(replace(config, sampling=sampling), check_specs=False)
+                runs.append(Planned(name, folder, plan, finished(folder, plan, retry_errors)))
+        except (DataError, RunError, ValueError) as exc:  # said, and the other benchmarks still run
             result.skipped.append(f"{name}: {exc}")
+            continue
+        result.planned += runs
+        if said:
+            result.chosen.append(said)
     return result
 
 
+def is_suite(path: str) -> bool:
+    """Whether ``path`` is a folder of runs that run all (or a list) wrote: marked so, or (one
+    written before the mark) holding a ``<benchmark>-<protocol>`` run folder and no run itself."""
+    if os.path.isfile(os.path.join(path, SUITE)):
+        return True
+    if not os.path.isdir(path) or os.path.isfile(os.path.join(path, CONFIG)):
+        return False
+    return any(folder.partition("-")[0] in BENCHMARKS and os.path.isfile(os.path.join(path, folder, CONFIG))
+               for folder in os.listdir(path) if "-" in folder)
+
+
+def refuse_run_as_suite(out: str) -> None:
+    """A folder holding one run is not a suite: writing the benchmarks beneath it would mix
+    them with that run."""
+    if os.path.isfile(os.path.join(out, CONFIG)):
+        raise RunError(f"{out} holds one run (its run.json), not a suite of benchmarks; give several "
+                       "benchmarks a new --out folder")
+
+
+def mark_suite(out: str, model: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, SUITE)
+    if not os.path.exists(path):
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump({"what": "a suite of runs, one per benchmark (OUT/<benchmark>-<protocol>)",
+                       "model": redact(model), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}, handle, indent=2)
+
+
 def run_papers(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir: str | None, on_done: Callable,
-               threads: int | None = None, ray=None, **runner_options) -> list[tuple[Planned, object]]:
-    """Every planned run with one model, loaded once (on Ray, each run's workers load their own);
-    ``on_done(planned, runner, report)`` after each."""
+               on_skip: Callable, threads: int | None = None, ray=None, load: Callable | None = None,
+               **runner_options) -> list[tuple[Planned, object]]:
+    """Every planned run: those finished scored as they stand, the others with one model,
+    loaded once and only where one is left (on Ray, each run's workers load their own).
+    ``on_done(planned, runner or None, report)`` after each; ``on_skip(line)`` for a run that
+    could not start once the model was there (a fingerprint or request kind it refuses).
+    ``load(spec, args, cache_dir)``: how the model loads (the command says so on the terminal)."""
+    from ..execution.stored import score_run
+
+    done = []
+    for planned in [p for p in plan.planned if p.finished]:
+        report = score_run(planned.run_dir)
+        on_done(planned, None, report)
+        done.append((planned, report))
+    if plan.to_ask:
+        done += _asked(plan, model_spec, model_args, cache_dir=cache_dir, on_done=on_done, on_skip=on_skip,
+                       threads=threads, ray=ray, load=load, **runner_options)
+    order = {id(planned): index for index, planned in enumerate(plan.planned)}
+    return sorted(done, key=lambda pair: order[id(pair[0])])  # in the command's order, however answered
+
+
+def _asked(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir: str | None, on_done: Callable,
+           on_skip: Callable, threads: int | None, ray, load: Callable | None, **runner_options):
     from ..core.paths import default_cache_dir
     from ..core.threads import apply_threads
     from ..execution.runner import Runner
     from ..models import load_model
 
-    if not plan.planned:
-        return []
-    apply_threads(threads)  # before the model loads: loading runs on them too
-    model = None if ray else load_model(model_spec, model_args, cache_dir=cache_dir or default_cache_dir())
     done = []
-    for planned in plan.planned:
-        runner = Runner(planned.plan, planned.run_dir, cache_dir=cache_dir, model=model, loaded_from_spec=True,
-                        threads=threads, ray=ray, **runner_options)
-        report = runner.run()
+    apply_threads(threads)  # before the model loads: loading runs on them too
+    cache_dir = cache_dir or default_cache_dir()
+    model = None if ray else (load or load_model)(model_spec, model_args, cache_dir=cache_dir)
+    for planned in plan.to_ask:
+        try:
+            runner = Runner(planned.plan, planned.run_dir, cache_dir=cache_dir, model=model, loaded_from_spec=True,
+                            threads=threads, ray=ray, **runner_options)
+            report = runner.run()
+        except RunError as exc:  # another model's run in its folder, a kind it cannot answer after all
+            on_skip(f"{planned.benchmark}: {exc}")
+            continue
         on_done(planned, runner, report)
         done.append((planned, report))
     return done
 
 
-__all__ = ["PAPERS", "PapersPlan", "Planned", "benchmarks_named", "plan_papers", "run_papers", "split_bench_args"]
+__all__ = ["FALLBACKS", "PAPERS", "PapersPlan", "Planned", "SUITE", "answerable", "benchmarks_named", "finished",
+           "is_suite", "mark_suite", "plan_papers", "refuse_run_as_suite", "run_papers"]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
+import time
 from collections import Counter
 from typing import Sequence
 
+from ..core.redaction import redact
 from ..scoring import ScoreReport
 
 # Exit codes: 0 done; 1 a run that could not start or a command that failed (one line says why);
@@ -51,3 +54,21 @@ def worker_lines(summary: dict) -> list[str]:
     if summary["requeued_batches"]:
         lines.append(f"{summary['requeued_batches']} batches of lost workers answered by the others")
     return lines
+
+
+PLACEMENT_ARGS = ("device", "dtype", "device_map")  # the model options a loading line names
+
+
+def load_announced(spec: str, options: dict, *, cache_dir: str | None = None):
+    """``load_model``, with a line on stderr before (a 7B model takes minutes to load, and the
+    screen would be blank) and one after saying where it landed and how long it took."""
+    from ..models import load_model
+
+    asked = ", ".join(f"{key}={options[key]}" for key in PLACEMENT_ARGS if key in options)
+    print(f"loading {redact(spec)}" + (f" ({asked})" if asked else ""), file=sys.stderr, flush=True)
+    started = time.perf_counter()
+    model = load_model(spec, options, cache_dir=cache_dir)
+    placed = (getattr(model, "notes", None) or {}).get("ran_on")
+    where = f" on {placed.get('device', '?')}, {placed.get('dtype', '?')}" if isinstance(placed, dict) else ""
+    print(f"loaded {redact(spec)}{where} in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    return model

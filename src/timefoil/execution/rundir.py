@@ -29,24 +29,7 @@ def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: d
     # compared as stored: a tuple in a configuration or a fingerprint is a list in run.json
     wanted = stored_form({"config": plan.config.to_json(), **identity, "shard": shard})
     if os.path.exists(path):
-        try:
-            stored = read_json(path, "run configuration")
-        except UnreadableFile as exc:
-            raise RunError(f"{exc}; it is written whole, so it was cut or changed since: restore it, or use a "
-                           "new --out directory") from None
-        try:  # a run made before a configuration field existed has that field's default
-            stored["config"] = stored_form(RunConfig.from_json(stored["config"]).to_json())
-        except (KeyError, TypeError):
-            pass  # not a configuration this version can read: the comparison below refuses it
-        if {k: stored.get(k) for k in wanted} != wanted:
-            if all(stored.get(k) == wanted[k] for k in wanted if k != "shard"):
-                raise RunError(f"{run_dir} holds {_part(stored.get('shard'))} of this configuration, not "
-                               f"{_part(shard)}; use one --out directory per shard")
-            if _other_weights(stored, wanted):
-                raise RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
-                               "since); use a new --out directory (or delete this one)")
-            raise RunError(f"{run_dir} holds a run with another configuration; "
-                           "use a new --out directory (or delete this one)")
+        _match(run_dir, _stored(path), wanted)
         return
     if shard:  # "elsewhere": an item's requests placed on other shards (its other video), so that
         # a complete shard is scored and checked as complete
@@ -59,6 +42,43 @@ def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: d
         # what the whole plan asks, for merge to compare shards by (never matched on resume)
         extra = {**extra, "plan": plan_contents(plan.full, plan.config.protocol, identity.get("fingerprint_hash"))}
     write_json(path, {**wanted, "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **environment(), **extra})
+
+
+def holds_this_run(run_dir: str, plan: RunPlan) -> bool:
+    """Whether ``run_dir`` already holds this plan's run (False: none yet), checked before any
+    model loads: a run.json that cannot be read, or that holds another configuration or another
+    shard, is refused as ``open_run_dir`` would refuse it. The model's fingerprint is compared
+    only once the model is loaded."""
+    path = os.path.join(run_dir, CONFIG)
+    if not os.path.exists(path):
+        return False
+    _match(run_dir, _stored(path), stored_form({"config": plan.config.to_json(), "shard": plan.shard_facts()}))
+    return True
+
+
+def _stored(path: str) -> dict:
+    try:
+        stored = read_json(path, "run configuration")
+    except UnreadableFile as exc:
+        raise RunError(f"{exc}; it is written whole, so it was cut or changed since: restore it, or use a "
+                       "new --out directory") from None
+    try:  # a run made before a configuration field existed has that field's default
+        stored["config"] = stored_form(RunConfig.from_json(stored["config"]).to_json())
+    except (KeyError, TypeError):
+        pass  # not a configuration this version can read: the comparison refuses it
+    return stored
+
+
+def _match(run_dir: str, stored: dict, wanted: dict) -> None:
+    if {k: stored.get(k) for k in wanted} != wanted:
+        if all(stored.get(k) == wanted[k] for k in wanted if k != "shard"):
+            raise RunError(f"{run_dir} holds {_part(stored.get('shard'))} of this configuration, not "
+                           f"{_part(wanted['shard'])}; use one --out directory per shard")
+        if _other_weights(stored, wanted):
+            raise RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
+                           "since); use a new --out directory (or delete this one)")
+        raise RunError(f"{run_dir} holds a run with another configuration; "
+                       "use a new --out directory (or delete this one)")
 
 
 def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | None, capped: dict | None,

@@ -104,7 +104,8 @@ class Runner:
         cache = ResponseCache.in_dir(self.cache_dir)
         try:
             todo = sum(len(users) for users in pending.values())
-            with progress_bar(self.progress, todo, len(self.plan.part) - todo, self.config.benchmark) as advance:
+            label = f"{self.config.benchmark} · {self.config.protocol}"
+            with progress_bar(self.progress, todo, len(self.plan.part) - todo, label) as advance:
                 found = cache.get_many([self._cache_key(k) for k in keys])
                 cached = {k: found[self._cache_key(k)] for k in keys if self._cache_key(k) in found}
                 hits = [(k, Answer.from_json(hit["answer"]), hit["frames"]) for k, hit in cached.items()]

