@@ -46,7 +46,7 @@ def beside_paper(run: ScoredRun) -> tuple[list[str], str]:
     if row is None:
         return [], "–"
     said = [next((f"{value:g}" for other, value in numbers if other is row), "") for numbers in found]
-    return said, f"{row.label} ({row.source})"
+    return said, f"{row.label} ({row.cited})"
 
 
 def print_card(runs: list[ScoredRun], console: Console, title: str = "card") -> None:
