@@ -50,6 +50,10 @@ LETTERS = [
     ("reason", "C. A and B show running, D shows sitting, only C shows jumping.", ABCD, "C"),
     ("reason", "D - unlike A, B and C, the dog sits.", ABCD, "D"),
     ("reason", "B\nA would need the door to open first.", AB, "B"),
+    ("reason", "Option A is correct because option B reverses the order.", AB, "A"),
+    ("reason", "A is the correct answer. In B the order is reversed.", AB, "A"),
+    ("reason", "A.\n\nExplanation: in caption B the man sits first.", AB, "A"),
+    ("reason", "A is correct. B is also correct.", AB, "ambiguous"),
     ("reason", "A. B is also right.", AB, "ambiguous"),  # the later option affirmed: hesitation
     ("reason", "A. B.", AB, "ambiguous"),  # two answers, one after the other
     ("reason", "A. Or B.", AB, "ambiguous"),
@@ -166,6 +170,7 @@ VERDICTS = [
     ("negation", "The answer is not no.", "yes"), ("negation", "Nothing is wrong with it.", "yes"),
     ("negation", "Yes, nothing went wrong.", "yes"), ("negation", "No, that is not correct.", "no"),
     ("negation", "I don't think so.", "no"), ("negation", "Not really.", "no"), ("negation", "Absolutely not.", "no"),
+    ("negation", "Not exactly; the order is reversed.", "no"),
     ("negation", "I'm not sure, yes.", "yes"),  # the comma ends the negation's clause
     ("negation", "The door does not open first, so no.", "no"),
     ("negation", "It doesn't matter which hand; yes.", "yes"),
@@ -196,6 +201,8 @@ VERDICTS = [
     ("synonym", "This is true.", "yes"),
     ("synonym", "Correct", "yes"), ("synonym", "Incorrect.", "no"), ("synonym", "The caption is correct.", "yes"),
     ("synonym", "The caption is incorrect, the man sits first.", "no"), ("synonym", "Wrong.", "no"),
+    ("synonym", "The caption is accurate.", "yes"), ("synonym", "Inaccurate: he sits first.", "no"),
+    ("synonym", "Y/N", "ambiguous"), ("synonym", "Y, N", "ambiguous"),
     ("synonym", "Yeah.", "yes"), ("synonym", "Yep", "yes"), ("synonym", "Nope.", "no"), ("synonym", "Yup!", "yes"),
     ("synonym", "是", "yes"), ("synonym", "否", "no"), ("synonym", "是的。", "yes"), ("synonym", "不是。", "no"),
     ("synonym", "是，视频中的男人先开门。", "yes"), ("synonym", "否，他先坐下。", "no"), ("synonym", "答案：否", "no"),

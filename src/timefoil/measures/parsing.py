@@ -75,7 +75,10 @@ _LISTED = re.compile(r"^[)\]*]*\s*(?:,|or|and|/|&|vs\.?|versus)\s*(?:[(\[*]*[A-Z
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
 _LEAD_IN = re.compile(r"[\s:*#>\-\"'`]*")
 # After an opening answer ("A." "(B):" "C -"), the rest of the reply is its reason.
-_OPENS = re.compile(r"^[)\]*\"'`]*\s*(?:[.:;,\-—–]|\n)")
+# ... or affirms it first: "Option A is correct because ..."
+_OPENS = re.compile(r"^[)\]*\"'`]*\s*(?:[.:;,\-—–]|\n|"
+                    r"(?:is|fits|matches)\s+(?:the\s+)?(?:correct|right|best|answer)\b)", re.IGNORECASE)
+_OPENING_LEAD = re.compile(r"[\s:*#>\-\"'`]*(?:(?:option|caption|choice|answer)\s*:?\s*)?", re.IGNORECASE)
 # A later option that the reply affirms, not reasons about: "A. B is also right", "A. Or B."
 _AFFIRMED_AFTER = re.compile(r"^[)\]*\"'`]*\s*(?:(?:is|was|seems|would be|could be|might be|may be)\s+)?"
                              r"(?:also|too|correct|right|true|better|best|possible|plausible|likely|the answer|"
@@ -197,7 +200,7 @@ def _opening_answer(text: str, mentions: Sequence[_Mention]) -> str | None:
     unless a later option stands alone as a sentence or is affirmed ("A. B is also right.")."""
     first = mentions[0]
     bracketed = text[first.end - 1] in ")]"
-    if not _LEAD_IN.fullmatch(text[:first.start]) or first.listed or first.weak or first.negated \
+    if not _OPENING_LEAD.fullmatch(text[:first.start]) or first.listed or first.weak or first.negated \
             or not (bracketed or _OPENS.match(text[first.end:])):
         return None
     for later in mentions[1:]:

@@ -18,9 +18,10 @@ from .grammar import (CHANGED_MIND, GIVEN_UP_AFTER, GIVEN_UP_BEFORE, HESITANT_BE
                       SETTLED_AFTER, Parsed, compatible)
 
 _WORDS = {"yes": "yes", "yeah": "yes", "yep": "yes", "yup": "yes", "no": "no", "nope": "no", "true": "yes",
-          "false": "no", "correct": "yes", "incorrect": "no", "wrong": "no", "y": "yes", "n": "no"}
+          "false": "no", "correct": "yes", "incorrect": "no", "accurate": "yes", "inaccurate": "no", "wrong": "no",
+          "y": "yes", "n": "no"}
 _VERDICT = re.compile(r"(?<![A-Za-z0-9'’])(" + "|".join(_WORDS) + r")(?![A-Za-z0-9'’])", re.IGNORECASE)
-_ADJECTIVES = {"true", "false", "correct", "incorrect", "wrong"}
+_ADJECTIVES = {"true", "false", "correct", "incorrect", "accurate", "inaccurate", "wrong"}
 # A Yes or No that is the answer, not a word of a sentence ("no one", "no door"): followed by
 # punctuation or the end, or by a reason ("Yes because", "No the man ...").
 _STANDS = re.compile(r"^(?:[\s*\"'`]*(?:[.,!;:)\-—–]|$)|\s+(?:because|since|as|it|the|this|that|he|she|they|there|"
@@ -35,11 +36,12 @@ _HEDGED = re.compile(r"\b(?:partly|partially|mostly|somewhat|half|largely|almost
 # really.", "Not at all", "Certainly not, the man leaves", "I don't think so" (not "Not really
 # sure", "Not only ...")
 _NEGATION_ANSWER = re.compile(r"^[\s*\"'`]*(?:(?:absolutely|certainly|definitely|surely|probably|of course|clearly)\s+"
-                              r"not|not\s+(?:really|at all|quite|the case|in the video)|i\s+(?:don't|do not|don’t)\s+"
-                              r"think\s+so)"
+                              r"not|not\s+(?:really|at all|quite|exactly|the case|in the video)|"
+                              r"i\s+(?:don't|do not|don’t)\s+think\s+so)"
                               r"(?=[\s*\"'`]*(?:[.,!;:)\-—–]|$)|\s+(?:because|since|as|the|this|that|he|she|they|there|"
                               r"it)\b)", re.IGNORECASE)
 _PAIRED = re.compile(r"\s*(?:or|and|/|nor)\s*(?:yes|no)\b", re.IGNORECASE)
+_PAIRED_LETTERS = re.compile(r"\s*(?:or|and|/|,)\s*[YN](?![A-Za-z])", re.IGNORECASE)  # "Y/N", "Y, N"
 _CONCLUDES = re.compile(r"(?:final answer|answer\s*(?:is|would be|[:=])|\b(?:so|therefore|thus|hence|actually|"
                         r"wait|correction|instead|i(?:'d| would)? say)|" + CHANGED_MIND + r")[\s:*\"'`,]*$",
                         re.IGNORECASE)
@@ -75,7 +77,8 @@ def _verdicts(raw: str) -> list[tuple[str, bool, bool]]:
         word, before, after = match.group(1).lower(), raw[:match.start()], raw[match.end():]
         first = not before.strip(" \t\n*\"'`([")
         negated = bool(NEGATED_BEFORE.search(before[-48:]))
-        if _PAIRED.match(after) and word in ("yes", "no"):  # "yes or no": both, as a list
+        if (_PAIRED.match(after) and word in ("yes", "no")) or (_PAIRED_LETTERS.match(after) and word in ("y", "n")):
+            # "yes or no", "Y/N": both, as a list
             found += [("yes", False, False), ("no", False, False)]
         elif HESITANT_BEFORE.search(before[-48:]) or (word in _ADJECTIVES and _HEDGED.search(before[-24:])):
             found.append(("hedge", False, False))
