@@ -185,7 +185,8 @@ def test_prepare_all_checks_each_folder_and_says_where_missing_files_come_from(d
 
 def test_report_on_the_folder_prints_one_card_beside_the_papers_rows_for_the_same_model(data, tmp_path):
     """A model whose name has every word of a paper row's model ("LLaVA-OneVision-7B") is shown
-    beside that row: VELOCITI's Table 2 average StrictVLE 32.1, TemporalBench's MBA 13.31."""
+    beside that row, labelled with where it is printed: VELOCITI's Table 2 average StrictVLE 32.1 (paper),
+    TemporalBench's MBA 13.31 (released README)."""
     MODELS.register(ModelLoader("llava-onevision-7b", lambda arg, options, cache_dir: Counted(), "test"))
     try:
         done = timefoil("run", "all", "--model", "llava-onevision-7b", "--data-root", data, "--out",
@@ -211,8 +212,10 @@ def test_report_on_the_folder_prints_one_card_beside_the_papers_rows_for_the_sam
     assert velociti.split()[-4:] == [headline_value(tmp_path / "out" / "velociti-entailment"),
                                        headline_half_width(tmp_path / "out" / "velociti-entailment"), "25.0", "32.1"]
     assert temporalbench.split()[-1] == "13.31" and temporalbench.split()[-2] == "25.0"
-    assert "paper, velociti · entailment: LLaVA-OneVision-7B (Table 2)" in [line.strip() for line in rows]
-    assert "paper, temporalbench · choice: LLaVA-OneVision-7B, 1 frame (paper)" in [line.strip() for line in rows]
+    stripped = [line.strip() for line in rows]
+    assert "published, velociti · entailment: LLaVA-OneVision-7B (paper, Table 2)" in stripped
+    # TemporalBench's row for this model is printed in its repository's README, not in the paper
+    assert "published, temporalbench · choice: LLaVA-OneVision-7B, 1 frame (released README)" in stripped
     assert "headline figures" not in [line.strip() for line in lines]  # the card stands for that table
     scored = json.loads(CliRunner().invoke(main, ["score", str(tmp_path / "out" / "velociti-entailment"),
                                                   "--json"]).output)

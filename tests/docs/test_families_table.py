@@ -65,3 +65,16 @@ def test_a_verified_row_is_one_the_live_check_passed(table):
         if "its own processor" in line:
             model_type = line.split("`")[1]
             assert ("0 errors" in line) == (results.get(model_type, {}).get("status") == "runs")
+
+
+def test_a_processor_whose_backend_is_missing_is_read_from_its_own_module(table):
+    """Voxtral Realtime's processor needs mistral-common to run; without it transformers' top-level
+    name is a placeholder whose parts cannot be read. Its own module names them: a feature
+    extractor and a tokenizer, no image or video processor, so it is refused as a speech model,
+    not listed as an open path that shows frames."""
+    named = rows_of(table)
+    if "voxtral_realtime" not in named:
+        pytest.skip("this transformers has no voxtral_realtime")
+    assert families_table.processor_parts("voxtral_realtime") == {"feature_extractor", "tokenizer"}
+    assert named["voxtral_realtime"].startswith("| `voxtral_realtime` | refused: its processor takes no images or "
+                                                "video")

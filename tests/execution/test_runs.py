@@ -168,7 +168,7 @@ class Chatty(Model):
     kinds = frozenset({"choice"})
 
     def answer(self, requests, frames):
-        return [Answer(raw="I would go with the first one.") for _ in requests]
+        return [Answer(raw="I would go with the one that looks right.") for _ in requests]
 
 
 class Judge(Model):
@@ -176,7 +176,7 @@ class Judge(Model):
     kinds = frozenset({"generation"})
 
     def answer(self, requests, frames):
-        assert all(r.video is None and "====I would go with the first one.====" in r.text for r in requests)
+        assert all(r.video is None and "====I would go with the one that looks right.====" in r.text for r in requests)
         return [Answer(raw="A") for _ in requests]
 
 

@@ -112,12 +112,15 @@ def test_judge_prompt_is_the_papers_for_two_options_and_lists_more():
     assert choice.judge_request(two, Answer(raw="(B)")) is None  # parses: no judge needed
     assert choice.judge_request(two, Answer(error="api error")) is None
     four = {"labels": ["A", "B", "C", "D"], "option_texts": ["one", "two", "three", "four"]}
-    ask = choice.judge_request(four, Answer(raw="the third, surely"))
+    ask = choice.judge_request(four, Answer(raw="the one with three, surely"))
     assert "A. one\nB. two\nC. three\nD. four" in ask.text and "(A, B, C, D)" in ask.text
-    assert "====the third, surely====" in ask.text and "either A or B" not in ask.text
+    assert "====the one with three, surely====" in ask.text and "either A or B" not in ask.text
     # the verdict is read against the request's own labels
-    assert choice.read(four, Answer(raw="the third, surely"), {"raw": "C", "error": None}).value == "C"
-    assert not choice.read(four, Answer(raw="the third, surely"), None).ok
+    assert choice.read(four, Answer(raw="the one with three, surely"), {"raw": "C", "error": None}).value == "C"
+    assert not choice.read(four, Answer(raw="the one with three, surely"), None).ok
+    # "the third" names an option by its place: read without a judge
+    assert choice.read(four, Answer(raw="the third, surely"), None).value == "C"
+    assert choice.judge_request(four, Answer(raw="the third, surely")) is None
 
 
 # -- a protocol from outside ----------------------------------------------------------------

@@ -39,6 +39,7 @@ def processor_parts(model_type: str) -> set[str] | None:
     """The parts of the processor transformers names for ``model_type`` (image_processor,
     video_processor, feature_extractor...), None where it names none or its class cannot be read
     here (it needs a package not installed)."""
+    import importlib
     import inspect
 
     import transformers
@@ -48,6 +49,11 @@ def processor_parts(model_type: str) -> set[str] | None:
     cls = getattr(transformers, name, None) if name else None
     if cls is None:
         return None
+    try:  # the class from its own module: the top-level name is a placeholder where a backend the
+        # processor needs at run time is missing (Voxtral Realtime's mistral-common)
+        cls = getattr(importlib.import_module(f"transformers.models.{model_type}.processing_{model_type}"), name, cls)
+    except Exception:  # noqa: BLE001 - a module that needs a missing package to import: the class as found
+        pass
     try:
         return set(cls.get_attributes())
     except Exception:  # noqa: BLE001 - a class that needs a missing package: read its signature

@@ -337,5 +337,5 @@ def test_the_summary_shows_the_headline_against_chance_and_the_paper_row_of_the_
                                                        for m in scored.report.metrics if m.name == "overall/P"]))
     shown = summary_html([velociti], {dirs[0]: load_run(dirs[0])[0]["config"]}, {dirs[0]: load_outcomes(dirs[0])})
     paper = re.search(r'<td class="paper-rows">(.*?)</td>', shown).group(1)
-    assert paper == "LLaVA-OneVision-7B 32.1 (Table 2)"
+    assert paper == "LLaVA-OneVision-7B 32.1 (paper, Table 2)"  # where the number is printed
     assert "the paper (Table 2), average StrictVLE: LLaVA-OneVision-72B 43.1 · LLaVA-OneVision-7B 32.1" in shown

@@ -33,6 +33,18 @@ class PaperRow:
     protocol: str
     source: str
     values: dict[str, float]
+    origin: str = "paper"  # one of ORIGINS: the paper's table, or the benchmark's repository
+
+    @property
+    def cited(self) -> str:
+        """Where its numbers come from, as every table labels them: "paper, Table 2", "released README"."""
+        return self.origin if self.source in ("", "paper", self.origin) else f"{self.origin}, {self.source}"
+
+    @property
+    def quoted_from(self) -> str:
+        """The same in a sentence: "the paper (Table 2)", "the released README"."""
+        where = self.origin if self.source in ("", "paper", self.origin) else f"{self.origin} ({self.source})"
+        return f"the {where}"
 
     def describe(self) -> str:
         """Its overall numbers (a number per test stands in its paper table); a row the paper
@@ -43,14 +55,21 @@ class PaperRow:
                                             if v is not None)
 
 
-def paper_rows(protocol: str, source: str, metrics: tuple[str, ...], rows: dict[str, tuple[float | None, ...]]
-               ) -> tuple[PaperRow, ...]:
+# Where a quoted number comes from: the paper, or the benchmark's released repository (its
+# README, or its code). A number timefoil computed is labelled "run".
+ORIGINS = ("paper", "released README", "released code")
+
+
+def paper_rows(protocol: str, source: str, metrics: tuple[str, ...], rows: dict[str, tuple[float | None, ...]],
+               origin: str = "paper") -> tuple[PaperRow, ...]:
     """Rows of one quoted table: each label's numbers in the order of ``metrics``; None where the
-    paper prints none ("-")."""
+    paper prints none ("-"). ``origin``: where the table is printed (ORIGINS)."""
+    if origin not in ORIGINS:
+        raise ValueError(f"{source}: origin {origin!r} is none of {ORIGINS}")
     for label, values in rows.items():
         if len(values) != len(metrics):
             raise ValueError(f"{source} row {label!r}: {len(values)} numbers for {len(metrics)} columns")
-    return tuple(PaperRow(label, protocol, source, {m: v for m, v in zip(metrics, values) if v is not None})
+    return tuple(PaperRow(label, protocol, source, {m: v for m, v in zip(metrics, values) if v is not None}, origin)
                  for label, values in rows.items())
 
 
@@ -135,7 +154,7 @@ class Benchmark:
             return self.reference
         by_table: dict[tuple[str, str], list[str]] = {}
         for row in self.quoted:
-            by_table.setdefault((row.source, row.protocol), []).append(row.describe())
+            by_table.setdefault((row.cited, row.protocol), []).append(row.describe())
         return "; ".join(f"{source} ({protocol}): {', '.join(rows)}" for (source, protocol), rows in by_table.items())
 
     def paper_chance(self, protocol: str, name: str) -> float | None:

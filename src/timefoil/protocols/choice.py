@@ -148,12 +148,13 @@ class Choice(Protocol):
         one goes to it, as the Vinoground paper does), else from its conclusion; a plain answer
         that names no letter is read by the judge, if one was asked."""
         labels, texts = request["labels"], request["option_texts"]
+        segments = not texts  # only a question whose options are video segments shows no option texts
         judged = parse_choice(verdict["raw"], labels) if verdict and verdict.get("raw") else None
         if request.get("reasoning"):
             if judged is not None and judged.ok:
                 return judged
-            return parse_choice(conclusion(answer.raw), labels, texts)
-        parsed = parse_choice(answer.raw, labels, texts)
+            return parse_choice(conclusion(answer.raw), labels, texts, segments)
+        parsed = parse_choice(answer.raw, labels, texts, segments)
         return judged if not parsed.ok and judged is not None and judged.ok else parsed
 
     def judge_request(self, request: dict[str, Any], answer: Answer) -> Request | None:

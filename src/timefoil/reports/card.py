@@ -66,7 +66,7 @@ def beside_paper(run: ScoredRun) -> tuple[list[str], str]:
     if row is None:
         return [], "–"
     said = [next((f"{value:g}" for other, value in numbers if other is row), "") for numbers in found]
-    return said, f"{row.label} ({row.source})"
+    return said, f"{row.label} ({row.cited})"
 
 
 CARD_WIDTH = 100  # the card fits this many columns wherever it is printed (a terminal, a log)
@@ -85,7 +85,7 @@ def print_card(runs: list[ScoredRun], console: Console, title: str = "card") -> 
     table.add_column("benchmark · protocol", max_width=26)
     table.add_column("run", max_width=12)
     table.add_column("headline", max_width=34)
-    for name in ("value", "±", "chance", "paper"):
+    for name in ("value", "±", "chance", "published"):
         table.add_column(name, justify="right", no_wrap=True)
     whose = []
     for run in runs:
@@ -101,7 +101,7 @@ def print_card(runs: list[ScoredRun], console: Console, title: str = "card") -> 
                  "\n".join(numbers[:len(shown)]) or "–"]
         table.add_row(*([report.model] if len(models) > 1 else []), *cells)
         if row != "–":
-            whose.append(f"paper, {report.benchmark} · {report.protocol}: {row}")
+            whose.append(f"published, {report.benchmark} · {report.protocol}: {row}")  # the row says where
     width = min(console.width, CARD_WIDTH)
     console.print(table, width=width)
     for line in whose:  # wider than a cell: under the table, not beside it

@@ -121,7 +121,7 @@ def value_text(metric: MetricValue) -> Text:
 def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
     """Value, CI half-width, the metric's own chance, and its n where it differs from ``n``."""
     if metric is None or metric.value is None:
-        return Text("–", style="dim")
+        return _with_other_reading(Text("–", style="dim"), metric)
     text = value_text(metric)
     if metric.ci95:
         text.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
@@ -134,8 +134,14 @@ def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
         below.append(f"n {metric.n}")
     if below:  # a second line: this number's own chance (and n), not the overall one
         text.append("\n" + " · ".join(below), style="italic dim")
+    return _with_other_reading(text, metric)
+
+
+def _with_other_reading(text: Text, metric: MetricValue | None) -> Text:
+    """``text`` and, where the other reading of the answers gives another number, that number
+    with its reading's name and n: also under a "–" (a test the released reading drops whole)."""
     other = other_reading(metric)
-    if other is not None:  # the other reading's number, with its own n, where it differs
+    if other is not None:
         name, alt = other
         shown = "–" if alt["value"] is None else f"{alt['value']:.1f}"
         text.append(f"\n{name} {shown} · n {alt['n']}", style="magenta")
@@ -165,7 +171,7 @@ def run_table(run: ScoredRun) -> Table:
     shown = shown_sources(report.benchmark, report.protocol)  # those rows stand under the paper's tables
     for row in [r for r in quoted_rows(report.benchmark, report.protocol, [f"overall/{c}" for c in columns])
                 if r.source not in shown]:
-        table.add_row(Text(f"paper · {row.label}", style="italic cyan"), "",
+        table.add_row(Text(f"{row.origin} · {row.label}", style="italic cyan"), "",
                       *[Text(f"{row.values[f'overall/{c}']:.1f}" if f"overall/{c}" in row.values else "",
                              style="italic cyan") for c in columns])
     return table
@@ -255,8 +261,9 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
 
 LEGEND = (f"{RULE} · ±: half-width of the 95% CI · c: that number's chance · paper c: the chance the paper "
           "states, where it differs · n: its own count where it differs from the row's · !: joined videos with "
-          "fewer than 3 frames · paper ·: quoted from the paper, not run here · meant / released: the number under "
-          "the other reading of the answers, where it differs")
+          "fewer than 3 frames · paper · / released README · / released code ·: quoted from the paper or the "
+          "benchmark's repository, not run here · meant / released: the number under the other reading of the "
+          "answers, where it differs (under a – where that reading has none)")
 
 
 def print_runs(runs: list[ScoredRun], console: Console | None = None, headlines: bool = True) -> None:
@@ -300,8 +307,8 @@ def headline_table(rows: list[tuple[str, str, ScoredRun]], title: str, notes: li
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("chance", justify="right", no_wrap=True)
     if papers is not None:
-        table.add_column("paper", justify="right", no_wrap=True)
-        table.add_column("paper's row, same model")
+        table.add_column("published", justify="right", no_wrap=True)
+        table.add_column("published row, same model (where)")
     if notes is not None:
         table.add_column(heads[2], max_width=30)
     for index, (name, where, run) in enumerate(rows):
@@ -313,7 +320,7 @@ def headline_table(rows: list[tuple[str, str, ScoredRun]], title: str, notes: li
                 values.append("\n")
                 chances.append("\n")
             if metric.value is None:
-                values.append("–", style="dim")
+                values.append_text(_with_other_reading(Text("–", style="dim"), metric))
             else:
                 values.append_text(value_text(metric))
                 if metric.ci95:
@@ -338,7 +345,7 @@ def paper_table(shaped: Shaped) -> Table:
     for run, metrics in shaped.rows:
         table.add_row(run.label, *[metric_cell(metrics.get(c.key)) for c in shaped.columns])
     for row in shaped.quoted:
-        table.add_row(Text(f"paper · {row.label}", style="italic cyan"),
+        table.add_row(Text(f"{row.origin} · {row.label}", style="italic cyan"),
                       *[Text("" if c.key not in row.values else f"{row.values[c.key]:.1f}", style="italic cyan")
                         for c in shaped.columns])
     return table

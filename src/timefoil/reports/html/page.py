@@ -73,8 +73,8 @@ def table_html(table: PaperTable) -> str:
     for row in table.quoted:
         cells = "".join(f'<td data-metric="{escape("/".join(c))}">{table.quoted_value(row, c)}</td>'
                         for c in table.columns)
-        rows.append(f'<tr class="quoted" title="quoted from the paper ({escape(row.source)}), not run here">'
-                    f'<th>{escape(row.label)} <span class="paper">paper</span></th>{cells}</tr>')
+        rows.append(f'<tr class="quoted" title="quoted from the {escape(row.cited)}, not run here">'
+                    f'<th>{escape(row.label)} <span class="paper">{escape(row.origin)}</span></th>{cells}</tr>')
     counts = "".join(f"<li>{escape(run.label)}: {run.report.items} items, {run.report.errors} with errors, "
                      f"{run.report.parse_failures} parse failures, {run.report.stopped} stopped (refused, blocked or "
                      f"out of tokens), {run.report.ties} ties"

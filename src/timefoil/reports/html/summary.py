@@ -77,7 +77,7 @@ def _row(run: ScoredRun, metric: MetricValue, first: bool, said: str) -> str:
     stated = nominal_chance(benchmark, protocol, name)
     if stated is not None and (metric.chance is None or abs(stated - metric.chance) >= 0.05):
         chance += f' <span class="paper-chance" title="the chance the paper states">paper {stated:.1f}</span>'
-    paper = "; ".join(f"{escape(row.label)} {value:g} ({escape(row.source)})"
+    paper = "; ".join(f"{escape(row.label)} {value:g} ({escape(row.cited)})"
                       for row, value in paper_numbers(benchmark, protocol, run.report.model, name))
     mark = mark_of(metric)
     cls = "sig" if mark == ABOVE else "below" if mark == BELOW else ""
@@ -111,10 +111,10 @@ def summary_html(runs: list[ScoredRun], configs: dict[str, dict], outcomes: dict
             rows = [row for row in quoted_rows(benchmark, protocol, [name]) if name in row.values]
             if rows:
                 listed = " · ".join(f"{escape(r.label)} {r.values[name]:.1f}" for r in rows)
-                sources = ", ".join(OrderedDict.fromkeys(r.source for r in rows))
-                body.append(f'<tr class="quoted"><td colspan="5">the paper ({escape(sources)}), '
+                sources = ", ".join(OrderedDict.fromkeys(r.quoted_from for r in rows))
+                body.append(f'<tr class="quoted"><td colspan="5">{escape(sources)}, '
                             f'{escape(split_name(name)[1])}: {listed}</td></tr>')
     return ('<div class="scroll"><table class="summary"><colgroup><col class="c-run"><col class="c-value">'
             '<col class="c-chance"><col class="c-paper"><col class="c-verdict"></colgroup><thead><tr>'
-            '<th>run · headline metric</th><th>value [95% CI]</th><th>chance</th><th>paper, same model</th>'
+            '<th>run · headline metric</th><th>value [95% CI]</th><th>chance</th><th>published, same model</th>'
             f'<th>verdict</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>')

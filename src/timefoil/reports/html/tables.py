@@ -186,7 +186,7 @@ def write_table_csv(tables: list[PaperTable], path: str) -> None:
             for _, label, cells in other_rows(table):
                 writer.writerow([label] + cells)
             for row in table.quoted:
-                writer.writerow([f"{row.label} (quoted from the paper, {row.source})"]
+                writer.writerow([f"{row.label} (quoted from the {row.cited})"]
                                 + [table.quoted_value(row, c) for c in table.columns])
             if table.pairs:
                 writer.writerow([])
@@ -215,7 +215,8 @@ def write_table_json(tables: list[PaperTable], path: str) -> None:
                        **({"released": run.report.released} if run.report.released else {}),
                        "metrics": {"/".join(c): metrics["/".join(c)].to_json() for c in t.columns
                                    if "/".join(c) in metrics}} for run, metrics in t.rows],
-             "quoted_from_paper": [{"label": r.label, "source": r.source, "values": r.values} for r in t.quoted],
+             "quoted_from_paper": [{"label": r.label, "source": r.source, "origin": r.origin, "values": r.values}
+                                   for r in t.quoted],
              "comparisons": [p.to_json() for p in t.pairs]}
             for t in tables]
     with open(path, "w", encoding="utf-8") as handle:
@@ -249,7 +250,7 @@ def write_table_latex(tables: list[PaperTable], path: str) -> None:
         if table.quoted:
             lines.append(r"\midrule")
         for row in table.quoted:  # quoted from the paper, not run here
-            lines.append(r"\textit{" + latex_escape(f"{row.label} (paper, {row.source})") + "} & "
+            lines.append(r"\textit{" + latex_escape(f"{row.label} ({row.cited})") + "} & "
                          + " & ".join(table.quoted_value(row, c) for c in table.columns) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", ""]
     with open(path, "w", encoding="utf-8") as handle:
