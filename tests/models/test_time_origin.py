@@ -82,12 +82,16 @@ def test_qwen3_times_count_from_the_file_when_asked(folders):
 
 def test_smolvlm_times_and_length_count_from_the_window_or_the_file(folders):
     """From the window: frames at 0.0, 0.4, 0.8 and 1.2 s are 00:00 three times and 00:01, in a
-    video of 0:00:01; from the file they are at 7.3 to 8.5 s: 00:07, 00:07, 00:08, 00:08, 0:00:08."""
+    clip of 1.6 s, 0:00:01; from the file they are at 7.3 to 8.5 s: 00:07, 00:07, 00:08, 00:08,
+    in a clip ending 1.6 s after 7.3 s, 0:00:08. Frames of a file state its length as the model
+    card's decoded metadata gives it: the window's 120 frames at 29.97 fps, 4.0 s, or the whole
+    file's 900, 30.0 s."""
     times = r"(?:from a|Frame from) ([\d:]*\d)"
-    assert written_times(HFGenerative(folders["smolvlm"]), times) == ["0:00:01", "00:00", "00:00", "00:00", "00:01"]
-    model = HFGenerative(folders["smolvlm"], time_origin="file")
-    assert written_times(model, times) == ["0:00:08", "00:07", "00:07", "00:08", "00:08"]
-    assert model.fingerprint()["time_origin"] == "file"
+    window, file = HFGenerative(folders["smolvlm"]), HFGenerative(folders["smolvlm"], time_origin="file")
+    assert written_times(window, times) == ["0:00:01", "00:00", "00:00", "00:00", "00:01"]
+    assert written_times(file, times) == ["0:00:08", "00:07", "00:07", "00:08", "00:08"]
+    assert file.fingerprint()["time_origin"] == "file"
+    assert written_times(window, times, LATE, LATE_WINDOW)[0] == "0:00:04"
 
 
 def test_gemma4_writes_each_frames_whole_seconds_from_the_chosen_origin(folders):
@@ -161,8 +165,9 @@ def test_gemma4_smolvlm_and_qwen3_tell_the_file_times_of_a_window_starting_betwe
     assert written_times(HFGenerative(folders["gemma4"]), mm_ss, **late) == ["00:00", "00:01", "00:02", "00:03"]
     assert written_times(HFGenerative(folders["gemma4"], time_origin="file"), mm_ss, **late) == [
         "00:10", "00:11", "00:12", "00:13"]
+    # its length from the file: the whole file's 900 frames at 29.97 fps, as the card's metadata says
     assert written_times(HFGenerative(folders["smolvlm"], time_origin="file"), smol, **late) == [
-        "0:00:13", "00:10", "00:11", "00:12", "00:13"]
+        "0:00:30", "00:10", "00:11", "00:12", "00:13"]
     assert written_times(HFGenerative(folders["qwen3_vl"]), **late) == ["0.5", "2.5"]
     model = HFGenerative(folders["qwen3_vl"], time_origin="file")
     assert written_times(model, **late) == ["10.5", "12.5"]

@@ -17,9 +17,8 @@ reads whole milliseconds per frame (33 at 29.97 fps), so the model card's path w
 rate tells it times that drift from the real ones; timefoil's are compared with the model card
 given the times in milliseconds (each time to the millisecond), and the line says whether they
 also equal the model card's at the file's rate (they do where 1000 / rate is whole: 80 ms at
-12.5 fps). SmolVLM2 (built, compared through ``preprocess=official``) writes the video's length
-as the last frame's whole seconds, as its processor does when the metadata has no duration
-(docs/models.md, "Times"): its model card is given the metadata without the duration.
+12.5 fps). SmolVLM2 (built, compared through ``preprocess=official``) states the clip's length
+from the duration in its model card's metadata, as every other architecture is given it.
 """
 from __future__ import annotations
 
@@ -120,8 +119,6 @@ def check(name: str, folder: str, told: str | None, videos: dict) -> dict:
                 prompt, _ = model._prompt(Request("generation", ref, "Describe what happens"), frames)
                 ours = encoder.encode([prompt], [frames])
                 metadata, decoded = card_metadata(path, frames, origin)
-                if name == "smolvlm":  # its length is the last frame's whole seconds, as without a duration
-                    metadata.pop("duration")
                 extra = {"fps": frames.sampled_fps} if told == "fps" else {}
                 at_file_rate = ""
                 if told == "milliseconds":  # the model card given the times in milliseconds (see above)

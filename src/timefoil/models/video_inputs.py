@@ -251,7 +251,7 @@ class Timing:
 
     sampled_fps: float
     times: tuple = ()
-
+    duration: float | None = None  # the clip's length, for a family that states it
 
 @dataclass
 class VisionBuilder:

@@ -62,6 +62,9 @@ class FamilySpec:
     mrope: bool = False  # 3-D rotary positions (time, height, width) from the model's own rope index
     inputs: tuple = ("video",)  # what timefoil builds for it, the first the default (INPUT_KINDS)
     time: str = "none"  # TIME_STATEMENTS
+    # whether its prompt states the clip's length (SmolVLM2: "from a 0:00:03 video"), from the
+    # duration its model card's decoded metadata gives the processor
+    states_length: bool = False
     prefix_reuse_off: str | None = None  # why a shared prompt prefix's KV cache cannot be reused, if it cannot
     # what its stated times count from by default (TIME_ORIGINS), and why: docs/models.md
     time_origin: str = "window"

@@ -132,20 +132,26 @@ class SmolVLMBuilder(VisionBuilder):
             inputs["pixel_attention_mask"] = torch.ones((1, *pixels.shape[:1], *pixels.shape[-2:]), dtype=torch.int64)
         return inputs, frames.shape[0]
 
+    def fingerprint(self) -> dict:
+        # answers given when the stated length was the last frame's time are not reused
+        return {**super().fingerprint(), "length": "the clip's duration"}
+
     def images(self, frames):
         raise UnsupportedFamily("timefoil builds SmolVLM2's video input only (its images are split into "
                                 "tiles; --model-arg preprocess=official shows them)")
 
     def placeholders(self, token: str, counts, timing: Timing | None) -> list[str]:
-        """Per video: the introduction (frame count in words, length as H:MM:SS: the last frame's
-        time in whole seconds, as the processor takes it when the metadata carry no duration),
-        then per frame "Frame from MM:SS:" and its image, then a blank line."""
+        """Per video: the introduction (frame count in words, length as H:MM:SS: the clip's
+        duration in whole seconds, as the processor takes it from the model card's decoded
+        metadata; the last frame's time where no duration is known), then per frame "Frame from
+        MM:SS:" and its image, then a blank line."""
         image = f"{self.fake_image_token}{self.global_image_token}{self.image_token * self.image_seq_len}" \
                 f"{self.fake_image_token}"
         out = []
         for count in counts:
             seconds = frame_seconds(count, timing)
-            text = INTRO.format(count=number_in_words(count), duration=timedelta(seconds=int(seconds[-1])))
+            length = timing.duration if timing is not None and timing.duration is not None else seconds[-1]
+            text = INTRO.format(count=number_in_words(count), duration=timedelta(seconds=int(length)))
             for second in seconds:
                 text += f"\nFrame from {int(second // 60):02d}:{int(second % 60):02d}:{image}"
             out.append(text + "\n\n")
@@ -195,6 +201,7 @@ PIXELS = {"do_resize": True, "resample": LANCZOS, "do_rescale": True, "rescale_f
 
 SMOLVLM = FamilySpec(
     name="smolvlm", title="SmolVLM2", vision=vision, time="text_timestamps", video_template=VIDEO_TEMPLATE,
+    states_length=True,
     inputs=("video",),  # its images are split into tiles with their own row and column tokens
     # on: positions are plain 1-D counts and attention is causal, so the KV cache of a shared prefix
     # (the frames and the instruction before the caption) is the same whatever suffix follows

@@ -137,8 +137,11 @@ class InputEncoder:
         if asked is not None and asked not in TIME_ORIGINS:
             raise ValueError(f"time_origin must be one of {', '.join(TIME_ORIGINS)}, got {asked!r}")
         if asked is not None and not states_time:
+            told = {"duration": "is told the video's length, the same from either origin",
+                    "fps": "is told the frames' rate, the same from either origin"}.get(
+                        self.times_told if self.vision else None, "is told no such time")
             raise ValueError(f"time_origin is for models whose prompt states when each frame was taken; "
-                             f"{self.model_type or 'this model'} is told no such time")
+                             f"{self.model_type or 'this model'} {told}")
         if not states_time:
             return None
         return asked or (self.family.time_origin if self.family else "window")
@@ -156,6 +159,8 @@ class InputEncoder:
         """How the processor is told when the frames were taken (the kinds of ``TIMES``): a
         family by its table entry, an open-path architecture by ``TIMES``."""
         if self.family is not None:
+            if self.family.states_length:  # the frames' indices, and the clip's duration
+                return "duration"
             return {"text_timestamps": "indices", "second_per_grid_ts": "span"}.get(self.family.time)
         return TIMES.get(self.model_type)
 
@@ -211,8 +216,9 @@ class InputEncoder:
         if self.processor is not None:
             return self._official(texts, frames)
         batch = build_batch(self.builder, self.tokenizer, texts, [f.array if f is not None else None for f in frames],
-                            [Timing(f.sampled_fps, tuple(f.times)) if f is not None and f.sampled_fps else None
-                             for f in frames],
+                            [Timing(f.sampled_fps, tuple(f.times),
+                                    clip_length(f, self.time_origin) if self.family.states_length else None)
+                             if f is not None and f.sampled_fps else None for f in frames],
                             as_images=self.video_as == "images", memo=self._pixels, token_memo=token_memo)
         if self.check is None and torchvision_imports():
             self._compare_with_official(texts, frames, batch)
@@ -409,13 +415,24 @@ def video_metadata(frames: Frames, origin: str | None, told: str | None) -> dict
         origin_index = 0 if origin == "file" else first
         metadata = {"total_num_frames": total if origin == "file" else stop - first, "fps": fps,
                     "frames_indices": [index - origin_index for _, index in frames.entries], "sampled_fps": rate}
-        length = (stop - first) / fps
     else:
         metadata = {"total_num_frames": count, "fps": 1.0, "frames_indices": times, "sampled_fps": rate}
-        length = count / rate
     if told == "duration":
-        metadata["duration"] = length
+        metadata["duration"] = clip_length(frames, origin)
     return metadata
+
+
+def clip_length(frames: Frames, origin: str | None = None) -> float:
+    """The length of the clip the frames were sampled from, in seconds, as the model card's
+    decoded metadata gives it: the window's frames over the file's rate (from the file's start,
+    ``origin`` "file": the whole file's), else the frames over the sampling rate (frames of no
+    file or of two; from the file, their times already count from its start: the clip ends
+    that long after its first frame)."""
+    if len(frames.windows) == 1 and None not in frames.entries:
+        fps, first, stop, total = frames.windows[0]
+        return (total if origin == "file" else stop - first) / fps
+    length = len(frames.array) / (frames.sampled_fps or 1.0)
+    return length + (frames.times[0] if origin == "file" and frames.times else 0.0)
 
 
 def frames_of(array: np.ndarray, rate: float = 1.0) -> Frames:
@@ -424,5 +441,6 @@ def frames_of(array: np.ndarray, rate: float = 1.0) -> Frames:
                   tuple(i / rate for i in range(len(array))), rate)
 
 
-__all__ = ["FRAME_TIMES", "InputEncoder", "PREPROCESS", "SharedPrompts", "VIDEO_AS", "file_times", "frames_of",
+__all__ = ["FRAME_TIMES", "InputEncoder", "PREPROCESS", "SharedPrompts", "VIDEO_AS", "clip_length", "file_times",
+           "frames_of",
            "official_processor", "torchvision_imports", "video_metadata"]
