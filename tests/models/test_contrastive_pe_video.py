@@ -28,7 +28,7 @@ def official_steps(frames: np.ndarray, height: int, width: int):
     """The video processor's steps written out plainly: uint8 NCHW, antialiased bilinear resize
     (torch's uint8 kernel, which torchvision's tensor resize calls on the CPU), x / 255, then
     (x - 0.5) / 0.5."""
-    video = torch.from_numpy(frames).permute(0, 3, 1, 2).contiguous()
+    video = torch.tensor(frames).permute(0, 3, 1, 2).contiguous()  # a copy: the frame store's arrays are read-only
     if video.shape[-2:] != (height, width):
         video = torch.nn.functional.interpolate(video, size=[height, width], mode="bilinear", antialias=True,
                                                 align_corners=False)

@@ -23,6 +23,7 @@ from ..execution.rundir import holds_this_run
 from ..execution.store import CONFIG, RunLog
 from ..protocols import get_protocol
 from .benchargs import run_options
+from .checking import weights_changed
 
 PAPERS = ("vinoground", "temporalbench", "vitatecs", "velociti", "vilma")  # "all"
 SUITE = "suite.json"  # in a folder that run all (or a list) wrote: one run per benchmark beneath
@@ -102,6 +103,12 @@ def finished(run_dir: str, plan: RunPlan, retry_errors: bool) -> bool:
     counts as answered unless ``retry_errors``); a folder holding another run is refused."""
     if not holds_this_run(run_dir, plan):
         return False
+    # scored without its model, a run is still held to the weights of a local folder, read from
+    # the files alone: a checkpoint saved again in place makes it another model's run
+    with open(os.path.join(run_dir, CONFIG), encoding="utf-8") as handle:
+        if weights_changed(json.load(handle)):
+            raise RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
+                           "since); use a new --out directory (or delete this one)")
     try:
         done = RunLog(run_dir).done_ids(include_errors=not retry_errors)
     except ValueError:  # a record the runner itself refuses, naming its line
