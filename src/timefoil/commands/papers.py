@@ -95,7 +95,7 @@ def run_papers(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir
                threads: int | None = None, ray=None, **runner_options) -> list[tuple[Planned, object]]:
     """Every planned run with one model, loaded once (on Ray, each run's workers load their own);
     ``on_done(planned, runner, report)`` after each."""
-    from ..core.paths import default_cache_dir
+    from ..core.paths import cache_root
     from ..core.threads import apply_threads
     from ..execution.runner import Runner
     from ..models import load_model
@@ -103,7 +103,8 @@ def run_papers(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir
     if not plan.planned:
         return []
     apply_threads(threads)  # before the model loads: loading runs on them too
-    model = None if ray else load_model(model_spec, model_args, cache_dir=cache_dir or default_cache_dir())
+    cache_dir = cache_root(cache_dir)
+    model = None if ray else load_model(model_spec, model_args, cache_dir=cache_dir)
     done = []
     for planned in plan.planned:
         runner = Runner(planned.plan, planned.run_dir, cache_dir=cache_dir, model=model, loaded_from_spec=True,
