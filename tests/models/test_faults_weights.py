@@ -51,6 +51,21 @@ def resumed(tmp_path: Path) -> list[str]:
     return run_args(tmp_path, "before")
 
 
+def made_before(tmp_path: Path) -> list[str]:
+    """A run whose run.json names the weights as timefoil did before their content counted."""
+    from timefoil.models.local.hf_loading import sized_weights_fingerprint
+
+    generate(str(tmp_path / "suite"), per_family=1, seed=4, families=("order",))
+    tiny_llama(tmp_path / "model", TEXTS, seed=0)
+    first = cli(*run_args(tmp_path, "before"), env={"TIMEFOIL_CACHE": str(tmp_path / "cache")})
+    assert first.returncode == 0, first.stderr
+    stored = json.loads((tmp_path / "before" / "run.json").read_text())
+    stored["model_fingerprint"]["weights"] = sized_weights_fingerprint(str(tmp_path / "model"))
+    (tmp_path / "before" / "run.json").write_text(json.dumps(stored))
+    (tmp_path / "answered").write_bytes((tmp_path / "before" / "items.jsonl").read_bytes())
+    return run_args(tmp_path, "before")
+
+
 def checked(tmp_path: Path) -> list[str]:
     answered_then_rewritten(tmp_path)
     return ["check", str(tmp_path / "before")]
@@ -78,6 +93,9 @@ FAULTS = [
     Fault("weights saved again in place, then the earlier run resumed", resumed, 1,
           r"^Error: .+/before holds a run answered by other weights \(the model's weight files changed since\); "
           r"use a new --out directory \(or delete this one\)$", left_as_it_was),
+    Fault("a run made when weights were named by their sizes, resumed", made_before, 1,
+          r"^Error: .+/before holds a run made before the weights were named by their content \(by their files' "
+          r"sizes only\), so whether they changed since cannot be told; use a new --out directory", left_as_it_was),
     Fault("weights saved again in place, then the earlier run checked", checked, 1,
           r"^Error: .+/before: 1 problem\(s\) "),
 ]
