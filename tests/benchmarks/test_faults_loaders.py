@@ -162,6 +162,10 @@ FAULTS = [
     Fault("vinoground: a published question with GT twice", vinoground_bench(
         [VINO_ROW], {"vinoground_textscore.json": '[{"idx": "0_pos", "question": "Q", "GT": "A", "GT": "B"}]'}), 1,
           r"data/vinoground_textscore\.json: line 1: not valid JSON \(key 'GT' appears twice", run_never_started),
+    # VITATECS numbers its rows (its release repeats some): a repeated line is counted, and said
+    Fault("vitatecs: a line repeated word for word", vitatecs_bench((json.dumps(VITATECS_ROW) + "\n") * 2, "inspect"),
+          0, r"^timefoil: 1 item\(s\) ask word for word what an earlier one asks \(first: direction-00002 repeats "
+          r"direction-00001\); each is counted, as the files count it$"),
     Fault("synth: categories given as one string", file_bench("synth", "synth.jsonl", json.dumps(
         {"id": "a", "group_id": "g", "test": "order", "videos": [{"path": "videos/a.mp4"}], "texts": ["x", "y"],
          "target": 0, "categories": "order"})), 1,

@@ -319,6 +319,19 @@ def merged_with_both_versions(root: Path) -> None:
 
 OTHER_RUN = r"^Error: .+s2 is a shard of another run than .+s1 \({}\); only shards of one configuration merge$"
 
+def cache_root_a_file(root: Path) -> list[str]:
+    """The row's TIMEFOIL_CACHE (``root/cache``) made a file: every video's frames used to warn
+    twice that their cache entry was damaged, and the run went on."""
+    bench(root)
+    (root / "cache").write_text("notes\n")
+    return run_args(root / "B", root / "r")
+
+
+def cache_file_alone(root: Path) -> None:
+    """Said before any work: no run folder, and the file as it was."""
+    assert (root / "cache").read_text() == "notes\n" and not (root / "r").exists()
+
+
 FAULTS = [
     Fault("run --out is the benchmark folder", out_is_bench, 1, IS_INPUT, bench_untouched),
     Fault("run --out inside the benchmark folder", out_inside_bench, 1, INSIDE_INPUT, bench_untouched),
@@ -341,6 +354,9 @@ FAULTS = [
     Fault("response cache holding an answer cut short", warm_cache_one_answer_cut, 0,
           r"^timefoil: the response cache .+responses\.sqlite holds 1 stored answers that are not timefoil's JSON; "
           r"asking those again \(their entries are replaced\)$", cut_answer_asked_again),
+    Fault("TIMEFOIL_CACHE naming a file", cache_root_a_file, 1,
+          r"^Error: the cache folder .+/cache \(TIMEFOIL_CACHE\) is a file, not a folder: set TIMEFOIL_CACHE to a "
+          r"folder$", cache_file_alone),
     Fault("run.lock is a link to another file", lock_links_out, 1,
           r"^Error: .+run\.lock is a symbolic link; a run's lock file must be its own plain file", precious_intact),
     Fault("run.lock is a fifo", lock_is_a_fifo, 1, r"^Error: .+run\.lock is not a regular file", nothing_run),
@@ -567,3 +583,28 @@ def test_a_hard_linked_lock_is_refused_and_its_other_name_kept(tmp_path):
     (tmp_path / "s").mkdir()
     with RunLock(str(tmp_path / "s")):  # the directory's own lock file: made, and holds the writer's PID
         assert (tmp_path / "s" / LOCK).read_text() == str(os.getpid())
+
+
+def test_a_cache_root_is_checked_once(tmp_path, monkeypatch, capsys):
+    """A path under a file is refused naming both; a folder that cannot be written is one line,
+    once a process, and the frame store then writes nothing (its entries are still read); a
+    frame cache under a file is a plain miss, never a damaged entry."""
+    from timefoil.core import paths
+    from timefoil.video.diskcache import FrameDiskCache
+
+    monkeypatch.setattr(paths, "_checked", {})
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(paths.CacheRootUnusable, match=r"^the cache folder .+/file/sub \(--cache-dir\) lies under "
+                       r"the file .+/file, not a folder: set --cache-dir to a folder$"):
+        paths.cache_root(str(tmp_path / "file" / "sub"))
+    assert FrameDiskCache(str(tmp_path / "file")).load("ab" * 16) is None
+    assert capsys.readouterr().err == ""
+    locked = str(tmp_path / "locked")
+    os.mkdir(locked)
+    real = os.access
+    monkeypatch.setattr(paths.os, "access", lambda path, mode: path != locked and real(path, mode))
+    assert paths.cache_root(locked) == paths.cache_root(locked) == locked
+    said = capsys.readouterr().err.splitlines()
+    assert said == [f"timefoil: the cache folder {locked} (--cache-dir) cannot be written; what it holds is read, "
+                    "and new frames and answers are not kept"]
+    assert not paths.cache_writable(locked) and paths.cache_writable(str(tmp_path))

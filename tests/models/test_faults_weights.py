@@ -14,9 +14,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from faults import Fault, cli, run_fault  # noqa: E402
+from faults import Fault, run_fault  # noqa: E402
 from helpers import run_records  # noqa: E402
 
+from timefoil import RunConfig, run  # noqa: E402
 from timefoil.protocols import Prompts  # noqa: E402
 from timefoil.synth import generate  # noqa: E402
 from timefoil.testing import tiny_llama  # noqa: E402
@@ -29,12 +30,18 @@ def run_args(tmp_path: Path, out: str) -> list[str]:
             "--protocol", "entailment", "--blind", "--limit", "2", "--out", str(tmp_path / out), "--no-progress"]
 
 
-def answered_then_rewritten(tmp_path: Path) -> None:
-    """A run answered by one checkpoint, then another of the same shapes saved over it."""
+def answered(tmp_path: Path) -> None:
+    """The first run, in this process (what the command line would run: the row's command then
+    runs in its own), on the row's cache."""
     generate(str(tmp_path / "suite"), per_family=1, seed=4, families=("order",))
     tiny_llama(tmp_path / "model", TEXTS, seed=0)
-    first = cli(*run_args(tmp_path, "before"), env={"TIMEFOIL_CACHE": str(tmp_path / "cache")})
-    assert first.returncode == 0, first.stderr
+    run(RunConfig("synth", f"hf:{tmp_path / 'model'}", data_dir=str(tmp_path / "suite"), protocol="entailment",
+                  blind=True, limit=2), str(tmp_path / "before"), cache_dir=str(tmp_path / "cache"), progress=False)
+
+
+def answered_then_rewritten(tmp_path: Path) -> None:
+    """A run answered by one checkpoint, then another of the same shapes saved over it."""
+    answered(tmp_path)
     sizes = {f.name: f.stat().st_size for f in (tmp_path / "model").iterdir()}
     tiny_llama(tmp_path / "model", TEXTS, seed=1)
     assert {f.name: f.stat().st_size for f in (tmp_path / "model").iterdir()} == sizes  # only the bytes differ
@@ -47,6 +54,18 @@ def new_run(tmp_path: Path) -> list[str]:
 
 def resumed(tmp_path: Path) -> list[str]:
     answered_then_rewritten(tmp_path)
+    (tmp_path / "answered").write_bytes((tmp_path / "before" / "items.jsonl").read_bytes())
+    return run_args(tmp_path, "before")
+
+
+def made_before(tmp_path: Path) -> list[str]:
+    """A run whose run.json names the weights as timefoil did before their content counted."""
+    from timefoil.models.local.hf_loading import sized_weights_fingerprint
+
+    answered(tmp_path)
+    stored = json.loads((tmp_path / "before" / "run.json").read_text())
+    stored["model_fingerprint"]["weights"] = sized_weights_fingerprint(str(tmp_path / "model"))
+    (tmp_path / "before" / "run.json").write_text(json.dumps(stored))
     (tmp_path / "answered").write_bytes((tmp_path / "before" / "items.jsonl").read_bytes())
     return run_args(tmp_path, "before")
 
@@ -78,13 +97,17 @@ FAULTS = [
     Fault("weights saved again in place, then the earlier run resumed", resumed, 1,
           r"^Error: .+/before holds a run answered by other weights \(the model's weight files changed since\); "
           r"use a new --out directory \(or delete this one\)$", left_as_it_was),
+    Fault("a run made when weights were named by their sizes, resumed", made_before, 1,
+          r"^Error: .+/before holds a run made before the weights were named by their content \(by their files' "
+          r"sizes only\), so whether they changed since cannot be told; use a new --out directory", left_as_it_was),
     Fault("weights saved again in place, then the earlier run checked", checked, 1,
           r"^Error: .+/before: 1 problem\(s\) "),
 ]
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=str)
-def test_weights_fault(fault: Fault, tmp_path: Path):
+def test_weights_fault(fault: Fault, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("TIMEFOIL_CACHE", str(tmp_path / "cache"))  # the first run's, in this process
     result = run_fault(fault, tmp_path)
     if fault.prepare is checked:
         assert f"the weights in {tmp_path / 'model'} are not those this run was answered with" in result.stdout

@@ -87,8 +87,38 @@ def _line_column(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
+class _Repeated(Exception):
+    """A key twice in one object, seen by the fast parse (the strict one says where)."""
+
+
+def _unique(pairs: list) -> dict:
+    record = dict(pairs)
+    if len(record) != len(pairs):
+        raise _Repeated
+    return record
+
+
+# The C parser, with the same integer bound and no repeated key: a record it reads whole (and
+# that cannot nest too deep) is the strict parser's value, read many times faster. Anything it
+# refuses is parsed again strictly, which places the refusal.
+_FAST = json.JSONDecoder(object_pairs_hook=_unique, parse_int=_bounded_int)
+
+
+def _fast(text: str):
+    """The value, or None where only the strict parser can tell (a refusal, or deep nesting)."""
+    if text.count("{") + text.count("[") > MAX_DEPTH:
+        return None
+    try:
+        return (_FAST.decode(text),)
+    except (ValueError, _Refused, _Repeated, RecursionError):
+        return None
+
+
 def parse_json(text: str, where: str, first_line: int = 1):
     """One JSON value; a refusal names ``where``, the line (counted from ``first_line``) and column."""
+    fast = _fast(text)
+    if fast is not None:
+        return fast[0]
     try:
         value, end = _StrictDecoder().raw_decode(text, decoder.WHITESPACE.match(text, 0).end())
         end = decoder.WHITESPACE.match(text, end).end()

@@ -106,6 +106,11 @@ def inspect(benchmark, data_dir, protocol, bench_arg, as_json):
 
     asked, loader = run_options(bench_options(bench_arg, [BENCHMARKS.find(benchmark).name])[benchmark])
     data = inspect_benchmark(benchmark, data_dir, asked.get("protocol", protocol), **loader)
+    if data.get("repeated"):  # on stderr, as every warning: the counts below include them
+        said = data["repeated"]
+        click.echo(f"timefoil: {said['items']} item(s) ask word for word what an earlier one asks (first: "
+                   f"{said['first'][0]} repeats {said['first'][1]}); each is counted, as the files count it",
+                   err=True)
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return

@@ -11,7 +11,7 @@ from rich.table import Table
 from ..benchmarks import get_benchmark
 from ..models import load_model
 from ..reports.pairing import HEADLINE_ITEMS, Comparison, compare, load_outcomes, rights
-from ..core.paths import default_cache_dir
+from ..core.paths import cache_root
 from ..reports.report import ScoredRun, format_difference, format_p, load_scored, metric_cell, split_name
 from ..execution.config import RunConfig
 from ..execution.runner import run
@@ -32,7 +32,7 @@ class Ablation:
 def ablate(config: RunConfig, out: str, *, frames: tuple[int, ...] = (), cache_dir: str | None = None,
            threads: int | None = None, progress: bool = False, reading: str = MEANT) -> Ablation:
     config = config.resolved()
-    cache_dir = cache_dir or default_cache_dir()
+    cache_dir = cache_root(cache_dir)
     model = load_model(config.model, config.model_args, cache_dir=cache_dir)  # once for every condition
     conditions = [(name, change) for name, change in CONDITIONS.items()]
     conditions += [(f"{n} frames", {"frames": n, "fps": None}) for n in frames]

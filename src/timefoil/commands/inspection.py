@@ -2,15 +2,23 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Sequence
 
 from ..benchmarks import get_benchmark
 from ..models.reference import RandomModel
 from ..execution.offline import answer_offline
+from ..core.bulk import no_cycle_passes
+from ..core.items import Item
 from ..core.options import typed_options
 from ..scoring import score_records
 
 
 def inspect_benchmark(name: str, data_dir: str, protocol: str | None = None, **options) -> dict:
+    with no_cycle_passes():  # loading, planning and scoring 100,000 items: see no_cycle_passes
+        return _inspected(name, data_dir, protocol, **options)
+
+
+def _inspected(name: str, data_dir: str, protocol: str | None = None, **options) -> dict:
     bench = get_benchmark(name)
     items = bench.load(data_dir, **typed_options(bench.load, options, f"{name} option"))
     main = [item for item in items if not item.is_proficiency]
@@ -30,6 +38,25 @@ def inspect_benchmark(name: str, data_dir: str, protocol: str | None = None, **o
     chance = {m.name.removeprefix("overall/"): round(m.chance, 4) for m in report.metrics
               if m.name.startswith("overall/") and m.chance is not None}
     missing = [t for t in bench.summary.tests if t not in {item.test for item in items}]
+    repeats = repeated(items)
     return {"benchmark": name, "unit": bench.unit, "protocol": protocol, "total": total,
             "counts": dict(sorted(counts.items())), "chance": chance, "missing_tests": missing,
+            **({"repeated": {"items": len(repeats), "first": list(repeats[0])}} if repeats else {}),
             **(bench.survey(data_dir) if bench.survey else {})}
+
+
+def repeated(items: Sequence[Item]) -> list[tuple[str, str]]:
+    """(item, the earlier item it repeats) for each item that asks what another asks, word for
+    word: a line repeated in an annotation file, whose id a loader made from its place (VITATECS
+    numbers its rows, and its release repeats some). Each is counted, as the release counts it;
+    ``inspect`` says so rather than letting the count pass as distinct questions."""
+    first: dict[tuple, str] = {}
+    found = []
+    for item in items:
+        asked = (item.benchmark, item.test, item.subtest, item.role, item.categories, item.videos, item.texts,
+                 item.target, item.options_are, item.prompt, item.target_position, item.joined_video, item.labels)
+        if asked in first:
+            found.append((item.id, first[asked]))
+        else:
+            first[asked] = item.id
+    return found

@@ -203,14 +203,14 @@ def run_papers(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir
 
 def _asked(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir: str | None, on_done: Callable,
            on_skip: Callable, threads: int | None, ray, load: Callable | None, **runner_options):
-    from ..core.paths import default_cache_dir
+    from ..core.paths import cache_root
     from ..core.threads import apply_threads
     from ..execution.runner import Runner
     from ..models import load_model
 
     done = []
     apply_threads(threads)  # before the model loads: loading runs on them too
-    cache_dir = cache_dir or default_cache_dir()
+    cache_dir = cache_root(cache_dir)  # a cache root that is a file, or unwritable: one line, before the load
     model = None if ray else (load or load_model)(model_spec, model_args, cache_dir=cache_dir)
     for planned in plan.to_ask:
         try:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..benchmarks import Benchmark, get_benchmark
+from ..core.bulk import no_cycle_passes
 from ..core.items import Item
 from ..core.options import typed_options
 from ..models import check_model_spec
@@ -53,11 +54,12 @@ def plan_run(config: RunConfig, shard: Shard | None = None, *, check_specs: bool
     for spec in ([config.model] if check_specs else []) + ([config.judge] if config.judge else []):
         check_model_spec(spec)
     options = typed_options(benchmark.load, config.benchmark_args, f"{benchmark.name} option")
-    loaded = benchmark.load(config.data_dir or "", **options)
-    items = first_groups(sampled_groups(loaded, config.sample, config.seed), config.limit)
-    context = PlanContext(prompts=prompts, sampling=config.sampling, order_policy=config.order_policy,
-                          seed=config.seed, blind=config.blind, max_tokens=config.max_tokens)
-    full = protocol.plan(items, context)
+    with no_cycle_passes():
+        loaded = benchmark.load(config.data_dir or "", **options)
+        items = first_groups(sampled_groups(loaded, config.sample, config.seed), config.limit)
+        context = PlanContext(prompts=prompts, sampling=config.sampling, order_policy=config.order_policy,
+                              seed=config.seed, blind=config.blind, max_tokens=config.max_tokens)
+        full = protocol.plan(items, context)
     return RunPlan(config, benchmark, protocol, prompts, items, full, in_shard(full, shard), shard)
 
 

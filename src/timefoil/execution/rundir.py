@@ -74,6 +74,10 @@ def _match(run_dir: str, stored: dict, wanted: dict) -> None:
         if all(stored.get(k) == wanted[k] for k in wanted if k != "shard"):
             raise RunError(f"{run_dir} holds {_part(stored.get('shard'))} of this configuration, not "
                            f"{_part(wanted['shard'])}; use one --out directory per shard")
+        if _other_weights(stored, wanted) and _sized_only(stored["model_fingerprint"]):
+            raise RunError(f"{run_dir} holds a run made before the weights were named by their content (by "
+                           "their files' sizes only), so whether they changed since cannot be told; use a new "
+                           "--out directory (or delete this one)")
         if _other_weights(stored, wanted):
             raise RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
                            "since); use a new --out directory (or delete this one)")
@@ -112,6 +116,18 @@ def _other_weights(stored: dict, wanted: dict) -> bool:
     same = ("config", "shard")
     return all(stored.get(k) == wanted[k] for k in same) and \
         {k: v for k, v in before.items() if k != "weights"} == {k: v for k, v in now.items() if k != "weights"}
+
+
+def _sized_only(fingerprint: dict) -> bool:
+    """Whether a stored local model's weights fingerprint is the earlier form (names and sizes)."""
+    from ..models.local.hf_loading import sized_weights_fingerprint
+
+    path = fingerprint.get("path")
+    try:
+        return isinstance(path, str) and os.path.isdir(path) and \
+            fingerprint.get("weights") == sized_weights_fingerprint(path)
+    except OSError:
+        return False
 
 
 def _part(shard: dict | None) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from ..core.hashing import stable_hash
-from ..core.paths import default_cache_dir
+from ..core.paths import CacheRootUnusable, cache_root, cache_writable
 from ..core.threads import apply_threads
 from ..benchmarks import BENCHMARKS
 from ..models import MODELS, Model, fingerprint_of, load_model
@@ -41,7 +41,10 @@ class Runner:
         self.plan = plan if isinstance(plan, RunPlan) else plan_run(plan, check_specs=model is None)
         self.config, self.protocol = self.plan.config, self.plan.protocol
         self.run_dir, self.progress, self.retry_errors = run_dir, progress, retry_errors
-        self.cache_dir = cache_dir or default_cache_dir()
+        try:  # before any model loads: a cache root that is a file is said once, not at every video
+            self.cache_dir = cache_root(cache_dir)
+        except CacheRootUnusable as exc:
+            raise RunError(str(exc)) from None
         self.pool = None
         if ray is not None:
             from .distributed import RayPool
@@ -63,7 +66,8 @@ class Runner:
                         {"name": self.config.model, "from": "given", "class": qualified_name(model)},
                         **({"judge": MODELS.origin(self.config.judge.partition(":")[0])} if self.config.judge else {})}
         self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
-        self.frames = FrameStore(cache_dir=self.cache_dir, store=getattr(self.model, "stores_frames", True))
+        self.frames = FrameStore(cache_dir=self.cache_dir, store=getattr(self.model, "stores_frames", True)
+                                 and cache_writable(self.cache_dir))
         self.executor = self.pool or Answerer(self.model, self.frames)
         self.model_fingerprint = fingerprint_of(self.model)
         self.fingerprint = stable_hash(self.model_fingerprint)

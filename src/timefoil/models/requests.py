@@ -7,7 +7,8 @@ own. Models answer lists of requests in batches and never see which benchmark as
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -78,7 +79,10 @@ class Answer:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # asdict's copy, made directly: each record holds its own probs and meta (a shared answer
+        # is stored once per item that asked it)
+        return {"raw": self.raw, "score": self.score, "probs": None if self.probs is None else dict(self.probs),
+                "error": self.error, "latency": self.latency, "meta": copy.deepcopy(self.meta) if self.meta else {}}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> "Answer":

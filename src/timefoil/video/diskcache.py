@@ -223,8 +223,8 @@ class FrameDiskCache:
         path = self.path(key)
         try:
             value = read_entry(path, key, expect)
-        except FileNotFoundError:  # never stored, or removed meanwhile by a prune or a clear
-            return None
+        except (FileNotFoundError, NotADirectoryError):  # never stored, removed meanwhile by a prune or a
+            return None  # clear, or a cache root that is no folder (said once, by the run)
         except (DamagedEntry, OSError) as exc:
             self.discard(key, str(exc) if isinstance(exc, DamagedEntry) else type(exc).__name__)
             return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Literal, Sequence
 
 Strategy = Literal["mid", "endpoints"]
@@ -59,9 +59,10 @@ class Sampling:
                 "strategy": self.strategy, "resize": list(self.resize) if self.resize else None}
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data["resize"] = list(self.resize) if self.resize else None
-        return data
+        # every field by name, without asdict's deep copy: every request's cache key reads this
+        return {"frames": self.frames, "fps": self.fps, "max_frames": self.max_frames, "strategy": self.strategy,
+                "resize": list(self.resize) if self.resize else None, "order": self.order,
+                "single_frame": self.single_frame, "seed": self.seed}
 
     @staticmethod
     def from_json(data: dict) -> "Sampling":
