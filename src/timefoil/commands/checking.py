@@ -55,6 +55,27 @@ def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
     return problems, counts
 
 
+def stored_weights(meta: dict) -> tuple[str, str] | None:
+    """(the local model folder a run was answered by, its stored weights fingerprint), or None
+    where the run names no such folder."""
+    fingerprint = meta.get("model_fingerprint")
+    stored = fingerprint.get("weights") if isinstance(fingerprint, dict) else None
+    if not isinstance(stored, str):
+        return None
+    folder = fingerprint.get("path") or str(meta["config"].get("model", "")).partition(":")[2]
+    return (folder, stored) if isinstance(folder, str) and os.path.isdir(folder) else None
+
+
+def weights_sized_only(meta: dict) -> bool:
+    """Whether the run was made before the weights' content counted and the folder's files have
+    their sizes still: whether the weights changed since cannot be told."""
+    found = stored_weights(meta)
+    try:
+        return found is not None and found[1] == sized_weights_fingerprint(found[0]) != weights_fingerprint(found[0])
+    except OSError:
+        return False
+
+
 def weights_changed(meta: dict) -> str | None:
     """A local model's folder whose weight files are no longer those the run was answered with
     (a checkpoint saved again in place): the stored answers are the old weights'. A run made

@@ -23,7 +23,7 @@ from ..execution.rundir import holds_this_run
 from ..execution.store import CONFIG, RunLog
 from ..protocols import get_protocol
 from .benchargs import run_options
-from .checking import weights_changed
+from .checking import weights_changed, weights_sized_only
 
 PAPERS = ("vinoground", "temporalbench", "vitatecs", "velociti", "vilma")  # "all"
 SUITE = "suite.json"  # in a folder that run all (or a list) wrote: one run per benchmark beneath
@@ -106,9 +106,14 @@ def finished(run_dir: str, plan: RunPlan, retry_errors: bool) -> bool:
     # scored without its model, a run is still held to the weights of a local folder, read from
     # the files alone: a checkpoint saved again in place makes it another model's run
     with open(os.path.join(run_dir, CONFIG), encoding="utf-8") as handle:
-        if weights_changed(json.load(handle)):
-            raise RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
-                           "since); use a new --out directory (or delete this one)")
+        meta = json.load(handle)
+    if weights_sized_only(meta):
+        raise RunError(f"{run_dir} holds a run made before the weights were named by their content (by their "
+                       "files' sizes only), so whether they changed since cannot be told; use a new --out "
+                       "directory (or delete this one)")
+    if weights_changed(meta):
+        raise RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
+                       "since); use a new --out directory (or delete this one)")
     try:
         done = RunLog(run_dir).done_ids(include_errors=not retry_errors)
     except ValueError:  # a record the runner itself refuses, naming its line
