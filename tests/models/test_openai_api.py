@@ -38,7 +38,7 @@ def test_run_completes_through_injected_failures_and_the_key_is_never_written(su
     unique = len({r["request"]["key"] for r in records})
     assert server.failures >= 0.2 * server.calls  # at least 20% of calls failed
     assert unique <= server.calls <= 9 * unique  # bounded retries: at most max_retries + 1 each
-    # P(yes) read back is the server's u for that prompt: Yes and " no" are its only yes/no tokens
+    # P(yes) read back is the one the server gave for that prompt: Yes is its only yes token
     given = {round(u, 9) for u in server.yes_probability.values()}
     read = {round(r["answer"]["probs"]["yes"], 9) for r in records}
     assert read == given  # every prompt asked (12, each with two videos) read back as answered
