@@ -127,3 +127,20 @@ def test_a_refused_request_is_an_error_object_on_the_real_server_as_on_the_fake(
     from provider_fakes import error_body
 
     assert set(json.loads(error_body(500, "boom", "server_error"))["error"]) == set(real["error"])
+
+
+def test_frames_sent_to_a_server_without_vision_are_errors_that_say_so(server, suite, tmp_path):
+    """llama-server without a vision projector answers a request with images HTTP 500 (retried,
+    as any 500 is): the error left once the retries are spent carries the server's words."""
+    from timefoil import RunConfig, run
+    from timefoil.execution.store import RunLog
+    from timefoil.video import Sampling
+
+    config = RunConfig("synth", f"openai:smollm2@{server}/v1", data_dir=suite, protocol="entailment", limit=1,
+                       sampling=Sampling(frames=2), model_args={"backoff": "0.01", "max_retries": "1"})
+    report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
+    errors = {r["answer"]["error"] for r in RunLog(str(tmp_path / "run")).read()}
+    assert report.errors > 0 and len(errors) == 1, errors
+    (error,) = errors
+    assert error.startswith("api error after 2 attempts: TransientError: HTTP 500: ") and "\n" not in error
+    assert "image input is not supported" in error
