@@ -144,3 +144,16 @@ def test_frames_sent_to_a_server_without_vision_are_errors_that_say_so(server, s
     (error,) = errors
     assert error.startswith("api error after 2 attempts: TransientError: HTTP 500: ") and "\n" not in error
     assert "image input is not supported" in error
+
+
+def test_a_machine_that_cannot_build_the_server_is_told_why_in_one_line(tmp_path, monkeypatch):
+    """No cmake, or no C++ compiler: no build is tried, and the reason the tests skip with says which."""
+    monkeypatch.setattr(real_server, "SERVER", str(tmp_path / "absent" / "llama-server"))
+    for missing in ("cmake", "c++"):
+        monkeypatch.setattr(real_server.shutil, "which", lambda tool, missing=missing: None if tool == missing
+                            else f"/usr/bin/{tool}")
+        with pytest.raises(real_server.Unavailable) as why:
+            real_server.build(log=pytest.fail)
+        assert str(why.value).startswith("llama-server cannot be built here: no ") and "\n" not in str(why.value)
+        assert ("cmake" if missing == "cmake" else "C++ compiler") in str(why.value)
+    assert not (tmp_path / "absent").exists()
