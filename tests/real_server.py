@@ -3,8 +3,9 @@
 Its sources ship inside the ``llama-cpp-python`` source distribution (``vendor/llama.cpp``); it is
 built once per machine into a cache folder named after that pinned version, so every later test
 run only starts it. ``python tests/real_server.py`` builds it (``.ci/llama-server`` calls that before
-the suite). A machine that cannot build it (no cmake, no C++ compiler, no sources) gets one line
-saying why, and the tests that need it skip with that line.
+the suite) and fetches llama.cpp's model converter beside it. A machine that cannot build it (no
+cmake, no C++ compiler, no sources) gets one line saying why, and the tests that need it skip
+with that line.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ LLAMA_CPP_PYTHON = "0.3.36"
 CACHE_ROOT = os.environ.get("TIMEFOIL_TEST_CACHE", os.path.expanduser("~/.cache/timefoil-tests"))
 BUILD_DIR = os.path.join(CACHE_ROOT, f"llama-server-{LLAMA_CPP_PYTHON}")
 SERVER = os.path.join(BUILD_DIR, "bin", "llama-server")
-CONVERTER_DIR = os.path.join(BUILD_DIR, "tools")  # convert_hf_to_gguf.py and gguf-py, kept beside it
+CONVERTER_DIR = os.path.join(CACHE_ROOT, f"llama-convert-{LLAMA_CPP_PYTHON}")  # convert_hf_to_gguf.py and its packages
 BUILD_TIMEOUT_S = 3600
 START_TIMEOUT_S = 120
 STOP_TIMEOUT_S = 10
@@ -80,7 +81,7 @@ def build(log=print) -> str:
         if os.path.exists(SERVER):
             return SERVER
         with tempfile.TemporaryDirectory(prefix="llama-build-") as workdir:
-            log(f"building llama-server {LLAMA_CPP_PYTHON} into {BUILD_DIR} (about 10 minutes on 2 cores)")
+            log(f"building llama-server {LLAMA_CPP_PYTHON} into {BUILD_DIR} (about 25 minutes on 2 busy cores)")
             source = _download_sources(workdir)
             out = os.path.join(workdir, "build")
             # Static, CPU only, no network client: one self-contained binary for this machine.
@@ -97,13 +98,41 @@ def build(log=print) -> str:
             shutil.rmtree(staging, ignore_errors=True)
             os.makedirs(os.path.join(staging, "bin"))
             shutil.copy2(os.path.join(out, "bin", "llama-server"), os.path.join(staging, "bin"))
-            tools = os.path.join(staging, "tools")
-            os.makedirs(tools)
-            shutil.copy2(os.path.join(source, "convert_hf_to_gguf.py"), tools)
-            shutil.copytree(os.path.join(source, "gguf-py"), os.path.join(tools, "gguf-py"))
             os.replace(staging, BUILD_DIR)  # whole or absent: an interrupted build leaves no half binary
         log(f"built {SERVER}")
     return SERVER
+
+
+def converter(log=print) -> list[str]:
+    """The command line of llama.cpp's ``convert_hf_to_gguf.py`` from the same sources, kept
+    beside the server with the ``sentencepiece`` its llama vocabulary path imports (even for a
+    BPE tokenizer); fetched on first use."""
+    script = os.path.join(CONVERTER_DIR, "convert_hf_to_gguf.py")
+    if not os.path.exists(script):
+        os.makedirs(CACHE_ROOT, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="llama-tools-") as workdir:
+            log(f"fetching llama.cpp's converter {LLAMA_CPP_PYTHON} into {CONVERTER_DIR}")
+            source = _download_sources(workdir)
+            staging = CONVERTER_DIR + ".partial"
+            shutil.rmtree(staging, ignore_errors=True)
+            os.makedirs(staging)
+            shutil.copy2(os.path.join(source, "convert_hf_to_gguf.py"), staging)
+            for folder in ("conversion", "gguf-py"):
+                shutil.copytree(os.path.join(source, folder), os.path.join(staging, folder))
+            cmd = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
+                   os.path.join(staging, "site"), "sentencepiece"]
+            result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            if result.returncode != 0:
+                last = (result.stderr.strip().splitlines() or ["?"])[-1]
+                raise Unavailable(f"llama.cpp's converter cannot run here: sentencepiece did not install ({last})")
+            os.replace(staging, CONVERTER_DIR)
+    return [sys.executable, script]
+
+
+def converter_env() -> dict[str, str]:
+    """The environment the converter runs in: its own gguf-py and sentencepiece first."""
+    paths = [os.path.join(CONVERTER_DIR, "gguf-py"), os.path.join(CONVERTER_DIR, "site")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths + [os.environ.get("PYTHONPATH", "")])}
 
 
 def free_port() -> int:
@@ -154,6 +183,7 @@ def serving(model_path: str, *args: str, threads: int = 1):
 if __name__ == "__main__":
     try:
         print(build())
+        print(converter()[1])
     except Unavailable as why:
         print(why)
         sys.exit(1 if isinstance(why, BuildFailed) else 0)
