@@ -109,3 +109,42 @@ def test_an_interrupted_run_resumes_as_an_uninterrupted_one(server, suite, tmp_p
     assert run(config, str(run_dir), cache_dir=str(tmp_path / "c2"), progress=False).to_json() == full
     assert len(sent) == len(lines) - kept  # one request per record here: every choice is asked once
     assert sorted(r["id"] for r in run_records(run_dir)) == sorted(r["id"] for r in records)
+
+
+def test_ctrl_c_mid_run_then_rerun_ends_as_the_uninterrupted_run(server, suite, tmp_path):
+    """``timefoil run`` against the server, interrupted (SIGINT) once records are being written,
+    then rerun: every record once, and the same numbers as a run never interrupted."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from helpers import default_ctrl_c, run_scores
+    from timefoil.execution.store import RunLog
+
+    def command(out: str, cache: str) -> list[str]:
+        return [sys.executable, "-m", "timefoil.cli", "run", "synth", "--model", f"openai:tiny-smolvlm@{server}/v1",
+                "--model-arg", "concurrency=1", "--protocol", "choice", "--order", "both", "--frames", "8",
+                "--data", suite, "--out", out, "--cache-dir", cache, "--no-progress"]
+
+    env = {**os.environ, "TIMEFOIL_THREADS": "1"}
+    reference, out = str(tmp_path / "reference"), str(tmp_path / "run")
+    subprocess.run(command(reference, str(tmp_path / "c0")), check=True, capture_output=True, timeout=300, env=env)
+    total = len(RunLog(reference).read())
+    log = os.path.join(out, "items.jsonl")
+    proc = subprocess.Popen(command(out, str(tmp_path / "c1")), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env, preexec_fn=default_ctrl_c)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if os.path.exists(log) and open(log, "rb").read().count(b"\n") >= 2:
+            break
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) != 0
+    cut = len(RunLog(out).read())
+    assert 0 < cut < total, f"the Ctrl-C did not land mid-run: {cut} of {total} records"
+    subprocess.run(command(out, str(tmp_path / "c2")), check=True, capture_output=True, timeout=300, env=env)
+    ids = [r["id"] for r in RunLog(out).read()]
+    assert len(ids) == len(set(ids)) == total and set(ids) == {r["id"] for r in RunLog(reference).read()}
+    assert run_scores(out) == run_scores(reference)
