@@ -151,6 +151,11 @@ class JsonHandler(BaseHTTPRequestHandler):
             pass
 
 
+def error_body(code: int, message: str, kind: str) -> bytes:
+    """An error as OpenAI-compatible servers write it: an object, not a string."""
+    return json.dumps({"error": {"code": code, "message": message, "type": kind}}).encode()
+
+
 class ProviderServer:
     """One provider's fake on loopback. ``script(handler, body, call)``, when set, answers in
     place of the documented reply (a test's misbehaving server); the shape is checked first."""
@@ -242,9 +247,9 @@ class FakeServer:
                     return outer.script(self, body, call)
                 if failing:
                     if mode == 0:
-                        return self.send(429, b'{"error": "rate limited"}')
+                        return self.send(429, error_body(429, "rate limited", "rate_limit_error"))
                     if mode == 1:
-                        return self.send(500, b'{"error": "boom"}')
+                        return self.send(500, error_body(500, "boom", "server_error"))
                     if mode == 2:
                         time.sleep(0.6)  # past the client's timeout
                         return self.send(200, b"{}")
@@ -256,21 +261,29 @@ class FakeServer:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def reply(self, body):
+        """A reply in the shape llama.cpp's llama-server gives (tests/models/test_real_server.py
+        holds the two side by side): ``index``, ``usage`` and the top-level fields; first-token
+        ``top_logprobs`` that are one distribution (they sum to at most 1, most likely first,
+        the answer's own token among them), tokens written without a leading space as a reply's
+        first token is, each with its ``bytes``; a variant ("no" beside "No") sharing the mass."""
         text = body["messages"][-1]["content"][-1]["text"]
         u = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 16**8
-        self.yes_probability[text] = u
-        choice = {"message": {"role": "assistant", "content": "Yes" if u > 0.5 else "No"}, "finish_reason": "stop"}
         if "Which caption" in text:
-            choice["message"]["content"] = "A" if u > 0.5 else "B"
+            first = [("A", 0.9 * u), ("B", 0.9 * (1 - u)), ("The", 0.06)]
+        else:
+            first = [("Yes", 0.9 * u), ("No", 0.7 * (1 - u)), ("no", 0.2 * (1 - u)), ("The", 0.06)]
+        first.sort(key=lambda pair: -pair[1])
+        said = first[0][0]
+        self.yes_probability[text] = 0.9 * u  # p(Yes) (or p(A)) as the reply gives it
+        choice = {"index": 0, "message": {"role": "assistant", "content": said}, "finish_reason": "stop"}
         if self.logprobs and body.get("logprobs"):
-            import math
-
-            top = [{"token": "Yes", "logprob": math.log(max(u, 1e-6))},
-                   {"token": " no", "logprob": math.log(max(1 - u, 1e-6))},
-                   {"token": "A", "logprob": math.log(0.6)}, {"token": "B", "logprob": math.log(0.3)}]
-            choice["logprobs"] = {"content": [{"token": choice["message"]["content"], "logprob": -0.1,
-                                               "top_logprobs": top}]}
-        return {"choices": [choice]}
+            listed = [{"token": token, "bytes": list(token.encode()), "logprob": math.log(max(p, 1e-9))}
+                      for token, p in first[:body.get("top_logprobs", 20)]]
+            choice["logprobs"] = {"content": [{**listed[0], "top_logprobs": listed}]}
+        prompt = len(text.split())
+        return {"id": f"chatcmpl-{self.calls}", "object": "chat.completion", "created": int(time.time()),
+                "model": body["model"], "choices": [choice],
+                "usage": {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1}}
 
     def close(self):
         self.server.shutdown()

@@ -38,7 +38,7 @@ def test_run_completes_through_injected_failures_and_the_key_is_never_written(su
     unique = len({r["request"]["key"] for r in records})
     assert server.failures >= 0.2 * server.calls  # at least 20% of calls failed
     assert unique <= server.calls <= 9 * unique  # bounded retries: at most max_retries + 1 each
-    # P(yes) read back is the server's u for that prompt: Yes and " no" are its only yes/no tokens
+    # P(yes) read back is the one the server gave for that prompt: Yes is its only yes token
     given = {round(u, 9) for u in server.yes_probability.values()}
     read = {round(r["answer"]["probs"]["yes"], 9) for r in records}
     assert read == given  # every prompt asked (12, each with two videos) read back as answered
@@ -232,3 +232,20 @@ def test_sigkill_mid_run_on_the_served_path_then_resume_loses_and_duplicates_not
     score = [sys.executable, "-m", "timefoil.cli", "score", "--json"]
     assert json.loads(subprocess.run([*score, out], capture_output=True, text=True, timeout=120).stdout) == \
         json.loads(subprocess.run([*score, reference], capture_output=True, text=True, timeout=120).stdout)
+
+
+def test_letter_and_yes_no_answers_are_asked_to_end_once_decided_and_reasoning_is_not():
+    """A choice ends at its first line break and a Yes/No answer also at its first full stop;
+    free generation, which every chain-of-thought variant is asked as, gets no stop; and
+    stop_when_decided=false sends none (a server that refuses ``stop``)."""
+    from timefoil.models import load_model
+    from timefoil.models.requests import Request
+
+    asks = {kind: Request(kind, None, "q", labels=("A", "B") if kind == "choice" else ())
+            for kind in ("choice", "entailment", "generation")}
+    model = load_model("openai:m@http://127.0.0.1:9/v1")
+    stops = {kind: model.body(request, [], logprobs=True).get("stop") for kind, request in asks.items()}
+    assert stops == {"choice": ["\n"], "entailment": ["\n", "."], "generation": None}
+    plain = load_model("openai:m@http://127.0.0.1:9/v1", {"stop_when_decided": "false"})
+    assert all("stop" not in plain.body(request, [], logprobs=True) for request in asks.values())
+    assert model.fingerprint()["stop_when_decided"] is True and plain.fingerprint()["stop_when_decided"] is False

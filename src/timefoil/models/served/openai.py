@@ -2,7 +2,12 @@
 speaks it. Frames go as ``image_url`` data URLs (JPEG at quality 90 by default; PNG or WebP on
 request). When the server returns ``logprobs``, Yes/No and option-letter probabilities are
 read from the first token's top alternatives; otherwise the greedy answer alone is used
-(StrictVLE still works). Log-probabilities that are not finite numbers are dropped (the answer
+(StrictVLE still works). A reply ends once its answer is decided (``stop``, as the local
+models stop): a letter answer at its first line break (the line that names the letter is read,
+as a local model's is), a Yes/No answer also at its first full stop ("No." is decided; what
+follows is a justification that would run to the token limit). ``stop_when_decided=false``
+sends no stop. Chain-of-thought variants are asked for free generation and get none.
+Log-probabilities that are not finite numbers are dropped (the answer
 is read from its text) and the answer's ``meta`` says so."""
 from __future__ import annotations
 
@@ -32,6 +37,12 @@ def refuse_key_env(name: object, default: str) -> None:
         raise ValueError(f"api_key_env names {name}, which is not set: export {name}=<key> first")
 
 
+# Where each kind's answer is decided; measured on llama-server with SmolLM2 (docs/models.md,
+# "Serving a model"): choice replies echo the options on the lines after the letter, Yes/No
+# replies go on with a justification after "No.".
+DECIDED_AT = {"choice": ["\n"], "entailment": ["\n", "."]}
+
+
 @dataclass(eq=False, repr=False)
 class OpenAICompatible(ServedModel):
     model: str
@@ -41,6 +52,7 @@ class OpenAICompatible(ServedModel):
     top_logprobs: int = 20
     max_tokens: int | None = None
     seed: int | None = 0
+    stop_when_decided: bool = True
 
     provider: ClassVar[str] = "openai"
     key_required: ClassVar[bool] = False  # a server of one's own may take none: warned about, not refused
@@ -48,6 +60,7 @@ class OpenAICompatible(ServedModel):
     def __post_init__(self) -> None:
         refuse_key_env(self.api_key_env, type(self).api_key_env)
         self.logprobs = bool(self.logprobs)
+        self.stop_when_decided = bool(self.stop_when_decided)
         self.top_logprobs = checked_count("top_logprobs", self.top_logprobs, least=0)
         self.max_tokens = checked_count("max_tokens", self.max_tokens, optional=True)
         super().__post_init__()
@@ -55,7 +68,7 @@ class OpenAICompatible(ServedModel):
     def fingerprint(self) -> dict:  # the key is deliberately absent
         return {"name": "openai", "model": self.model, "base_url": self.base_url, "logprobs": self.logprobs,
                 "top_logprobs": self.top_logprobs, **self.shown_fingerprint(),
-                "max_tokens": self.max_tokens, "seed": self.seed}
+                "max_tokens": self.max_tokens, "seed": self.seed, "stop_when_decided": self.stop_when_decided}
 
     def path(self) -> str:
         return "/chat/completions"
@@ -75,6 +88,8 @@ class OpenAICompatible(ServedModel):
                                    "max_tokens": self.max_tokens or request.max_tokens}
         if self.seed is not None:
             payload["seed"] = self.seed
+        if self.stop_when_decided and request.kind in DECIDED_AT:
+            payload["stop"] = list(DECIDED_AT[request.kind])
         if self.logprobs and logprobs:
             payload.update(logprobs=True, top_logprobs=self.top_logprobs)
         return payload

@@ -4,7 +4,9 @@ deadlines, Retry-After and a cap on replies.
 
 429, 5xx, timeouts, dropped connections and malformed bodies are retried with exponential
 backoff and jitter, a bounded number of times, after which the request is recorded as an
-error. ``timeout`` bounds each network read and ``deadline`` (``timeout`` by default) the
+error; the body of a retried 500, 502, 504 (or 408, 409, 425) is read and ends that error,
+since it may say why the server will never answer (llama-server without a vision projector: "image input is not
+supported"). ``timeout`` bounds each network read and ``deadline`` (``timeout`` by default) the
 whole attempt, a slowly dripped body included; a reply body over ``max_reply_bytes`` (4 MiB by
 default, which also bounds the stored answer text) is that request's error. An error body is
 read up to ``ERROR_READ`` bytes whatever ``max_reply_bytes`` says, so its key is found whole
@@ -189,16 +191,17 @@ class Transport:
                     if status in RETRY_AFTER_STATUS:
                         said = headers.get("retry-after")
                         asked_wait = retry_after_seconds(said) if said else self.asked_delay(body)
-                    raise TransientError(f"HTTP {status}")
+                        raise TransientError(f"HTTP {status}")
+                    # what the server said is kept for the error once the retries are spent: a 500
+                    # may say why it will never answer (llama-server: "image input is not supported")
+                    raise TransientError(f"HTTP {status}: {self._error_text(body)}" if body else f"HTTP {status}")
                 if 300 <= status < 400:  # never retried: the same request gets the same answer
                     return Answer(error=f"api error: HTTP {status}: a redirect, not followed (give the address it "
                                         f"names as the base URL): {headers.get('location') or 'no address given'}",
                                   meta={"attempts": attempt + 1})
                 if status >= 400:  # the body is cut when stored, after redaction
-                    text = body.decode("utf-8", "replace")
-                    if len(body) >= ERROR_READ:  # cut where it was read: a key may be cut in two there
-                        text = without_cut_secret(text, self.api_key(), *self.url_secrets)
-                    return Answer(error=f"api error: HTTP {status}: {text}", meta={"attempts": attempt + 1})
+                    return Answer(error=f"api error: HTTP {status}: {self._error_text(body)}",
+                                  meta={"attempts": attempt + 1})
                 read = self.reply(json.loads(body))  # a malformed body raises here, and is retried
                 read.attempts, read.latency = attempt + 1, time.perf_counter() - started
                 return read
@@ -214,14 +217,20 @@ class Transport:
         return Answer(error=f"api error after {self.max_retries + 1} attempts: {last}",
                       meta={"attempts": self.max_retries + 1})
 
+    def _error_text(self, body: bytes) -> str:
+        text = body.decode("utf-8", "replace")
+        if len(body) >= ERROR_READ:  # cut where it was read: a key may be cut in two there
+            text = without_cut_secret(text, self.api_key(), *self.url_secrets)
+        return text
+
     async def _exchange(self, client, payload: dict) -> tuple[int, bytes, Any]:
         """One HTTP attempt: (status, body, headers). A success's body is read in pieces and
         never beyond ``max_reply_bytes``: a reply over it raises ReplyTooLarge. Any other body
-        is read up to ``ERROR_READ`` bytes and cut there (only its start is kept); a retried
-        one only where it may say when to come back (no Retry-After header)."""
+        is read up to ``ERROR_READ`` bytes and cut there (only its start is kept), except a
+        429/503/529 whose Retry-After header already says when to come back."""
         async with client.stream("POST", self.endpoint, json=payload) as response:
             status = response.status_code
-            if status in RETRY_STATUS and (status not in RETRY_AFTER_STATUS or "retry-after" in response.headers):
+            if status in RETRY_AFTER_STATUS and "retry-after" in response.headers:
                 return status, b"", response.headers
             limit = self.max_reply_bytes if status < 300 else ERROR_READ
             body = bytearray()
