@@ -64,21 +64,25 @@ def run_protocol(model: str, suite: str, tmp_path, protocol: str, order: str | N
     return records, json.load(open(tmp_path / "run" / "run.json"))
 
 
-def resumes_as_uninterrupted(spec: str, suite: str, tmp_path, monkeypatch, model_class) -> None:
+def resumes_as_uninterrupted(spec: str, suite: str, tmp_path, monkeypatch, model_class=None,
+                              asked: list | None = None) -> None:
     """``spec`` run on the synthetic ``suite`` (choice, both orders), then rerun finished: nothing
     asked; then cut after half its records (what a kill leaves: a prefix of lines, the last one
     partial) and rerun: only the rest asked. Both end with the uninterrupted run's records and
     numbers. Each rerun has a cache of its own, so only the run directory can spare it a
-    question; ``model_class.answer`` counts what is asked."""
+    question; ``model_class.answer`` counts what is asked, or the caller's own hook fills
+    ``asked`` (one entry a request: what reaches a server's wire, say)."""
     from timefoil import RunConfig, run
     from timefoil.video.sampling import Sampling
 
     records, _ = run_protocol(spec, suite, tmp_path, "choice", "both")
     run_dir, full = tmp_path / "run", score_run(str(tmp_path / "run")).to_json()
-    asked = []
-    answer = model_class.answer
-    monkeypatch.setattr(model_class, "answer", lambda self, requests, frames: asked.extend(requests) or
-                        answer(self, requests, frames))
+    if asked is None:
+        asked = []
+        answer = model_class.answer
+        monkeypatch.setattr(model_class, "answer", lambda self, requests, frames: asked.extend(requests) or
+                            answer(self, requests, frames))
+    asked.clear()  # what the uninterrupted run asked
     config = RunConfig("synth", spec, data_dir=suite, protocol="choice", order_policy="both",
                        sampling=Sampling(frames=4))
     assert run(config, str(run_dir), cache_dir=str(tmp_path / "c1"), progress=False).to_json() == full

@@ -13,7 +13,7 @@ pytest.importorskip("httpx")
 pytest.importorskip("transformers")
 
 import real_server  # noqa: E402
-from helpers import run_protocol, run_records  # noqa: E402
+from helpers import resumes_as_uninterrupted, run_protocol  # noqa: E402
 from served_vision import smolvlm_gguf  # noqa: E402
 from served_vs_local import smollm2_gguf  # noqa: E402
 
@@ -84,13 +84,8 @@ def test_an_interrupted_run_resumes_as_an_uninterrupted_one(server, suite, tmp_p
     prefix of lines, the last one partial) and rerun, it asks the server only for the rest and
     ends with the uninterrupted run's records and numbers. Each rerun has a cache of its own, so
     only the run directory can spare it a question; what reaches the wire is counted."""
-    from timefoil import RunConfig, run, score_run
     from timefoil.models.served.openai import OpenAICompatible
-    from timefoil.video import Sampling
 
-    spec = f"openai:tiny-smolvlm@{server}/v1"
-    records, _ = run_protocol(spec, suite, tmp_path, "choice", "both")
-    run_dir, full = tmp_path / "run", score_run(str(tmp_path / "run")).to_json()
     sent = []
     post = OpenAICompatible._post
 
@@ -99,16 +94,7 @@ def test_an_interrupted_run_resumes_as_an_uninterrupted_one(server, suite, tmp_p
         return await post(self, client, payload)
 
     monkeypatch.setattr(OpenAICompatible, "_post", counted)
-    config = RunConfig("synth", spec, data_dir=suite, protocol="choice", order_policy="both",
-                       sampling=Sampling(frames=4))
-    assert run(config, str(run_dir), cache_dir=str(tmp_path / "c1"), progress=False).to_json() == full
-    assert sent == []
-    lines = (run_dir / "items.jsonl").read_text().splitlines(keepends=True)
-    kept = len(lines) // 2
-    (run_dir / "items.jsonl").write_text("".join(lines[:kept]) + lines[kept][:len(lines[kept]) // 2])
-    assert run(config, str(run_dir), cache_dir=str(tmp_path / "c2"), progress=False).to_json() == full
-    assert len(sent) == len(lines) - kept  # one request per record here: every choice is asked once
-    assert sorted(r["id"] for r in run_records(run_dir)) == sorted(r["id"] for r in records)
+    resumes_as_uninterrupted(f"openai:tiny-smolvlm@{server}/v1", suite, tmp_path, monkeypatch, asked=sent)
 
 
 def test_ctrl_c_mid_run_then_rerun_ends_as_the_uninterrupted_run(server, suite, tmp_path):
