@@ -21,7 +21,7 @@ CTRL_C = r"^timefoil: interrupted \(Ctrl-C\); a run keeps every answer it record
 SECONDS = 20  # a run stopped by Ctrl-C ends well within this; a stuck thread joined would take 120 s
 
 
-def suite(tmp_path: Path) -> str:
+def synth_suite(tmp_path: Path) -> str:
     from timefoil.synth import generate
 
     root = tmp_path / "suite"
@@ -31,7 +31,7 @@ def suite(tmp_path: Path) -> str:
 
 
 def run_args(tmp_path: Path, out: Path | None = None) -> list[str]:
-    return ["run", "synth", "--model", "decoding-ahead", "--data", suite(tmp_path), "--out",
+    return ["run", "synth", "--model", "decoding-ahead", "--data", synth_suite(tmp_path), "--out",
             str(out or tmp_path / "run"), "--no-progress"]
 
 
