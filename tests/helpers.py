@@ -11,6 +11,8 @@ from timefoil.core.items import Item, VideoRef
 from timefoil import score_run
 from timefoil.execution.store import RunLog
 from timefoil.execution.offline import answer_offline  # noqa: F401  (re-exported for the tests)
+from timefoil.models import Model
+from timefoil.models.requests import Answer
 
 
 def video(name: str) -> VideoRef:
@@ -190,3 +192,27 @@ def install_package(site, package: str, source: str | None, entries: str, group:
     (info / "entry_points.txt").write_text(f"[{group}]\n{entries}\n")
     return site
 
+
+class Scripted(Model):
+    """Choice: the answer for each item's true caption, "{L}" standing for the true letter shown
+    ("{l}" for it in lower case);
+    entailment: the reply for each caption; similarity: the score of each caption."""
+
+    name = "scripted"
+
+    def __init__(self, replies):
+        self.replies = replies
+
+    def answer_choice(self, requests, frames):
+        out = []
+        for r in requests:
+            true = next(j for j, t in enumerate(r.option_texts) if t.startswith("true"))
+            reply = self.replies[r.option_texts[true]]
+            out.append(Answer(raw=reply.replace("{L}", "AB"[true]).replace("{l}", "ab"[true])))
+        return out
+
+    def answer_entailment(self, requests, frames):
+        return [Answer(raw=self.replies[r.caption]) for r in requests]
+
+    def answer_similarity(self, requests, frames):
+        return [Answer(score=self.replies[r.text]) for r in requests]

@@ -2,7 +2,7 @@
 answers written to tell the released reading from the meant one."""
 import pytest
 
-from helpers import pair_item
+from helpers import Scripted, pair_item
 from timefoil.benchmarks import get_benchmark
 from timefoil.execution.offline import answer_offline
 from timefoil.models import Model
@@ -36,31 +36,6 @@ def test_contains_one_verdict_as_velociti_closed_models_are_read(raw, read):
 
 
 # -- whole runs, scored both ways -----------------------------------------------------------------
-class Scripted(Model):
-    """Choice: the answer for each item's true caption, "{L}" standing for the true letter shown
-    ("{l}" for it in lower case);
-    entailment: the reply for each caption; similarity: the score of each caption."""
-
-    name = "scripted"
-
-    def __init__(self, replies):
-        self.replies = replies
-
-    def answer_choice(self, requests, frames):
-        out = []
-        for r in requests:
-            true = next(j for j, t in enumerate(r.option_texts) if t.startswith("true"))
-            reply = self.replies[r.option_texts[true]]
-            out.append(Answer(raw=reply.replace("{L}", "AB"[true]).replace("{l}", "ab"[true])))
-        return out
-
-    def answer_entailment(self, requests, frames):
-        return [Answer(raw=self.replies[r.caption]) for r in requests]
-
-    def answer_similarity(self, requests, frames):
-        return [Answer(score=self.replies[r.text]) for r in requests]
-
-
 def both_ways(benchmark, items, protocol, replies, order="both"):
     declared = get_benchmark(benchmark)
     records = answer_offline(items, protocol, Scripted(replies), order_policy=order)

@@ -5,32 +5,14 @@ import re
 
 import pytest
 
-from helpers import pair_item
+from helpers import Scripted, pair_item
 from timefoil.benchmarks import get_benchmark
 from timefoil.benchmarks.base import paper_rows
 from timefoil.execution.offline import answer_offline
-from timefoil.models import Model
-from timefoil.models.requests import Answer
 from timefoil.reports.card import beside_paper
 from timefoil.reports.fit import make_console
 from timefoil.reports.report import ScoredRun, print_runs
 from timefoil.scoring import beside, score_records
-
-
-class Letters(Model):
-    """Choice: ``replies[true caption]`` with "{L}" standing for the true letter shown."""
-
-    name = "letters"
-
-    def __init__(self, replies):
-        self.replies = replies
-
-    def answer_choice(self, requests, frames):
-        out = []
-        for r in requests:
-            true = next(j for j, t in enumerate(r.option_texts) if t.startswith("true"))
-            out.append(Answer(raw=self.replies[r.option_texts[true]].replace("{L}", "AB"[true])))
-        return out
 
 
 def terminal(report, model="m") -> str:
@@ -61,7 +43,7 @@ def test_a_test_the_released_reading_drops_whole_shows_its_meant_number_in_the_t
         [pair_item(f"r{k}", f"r{k}", [f"true r{k}", f"false r{k}"], test="coref") for k in range(2)]
     declared = get_benchmark("velociti")
     replies = {"true 0": "{L}.", "true 1": "{L}.", "true r0": "{L}", "true r1": "{L}"}
-    records = answer_offline(items, "choice", Letters(replies), order_policy="both")
+    records = answer_offline(items, "choice", Scripted(replies), order_policy="both")
     common = dict(benchmark="velociti", model="m", protocol="choice", spec=declared.summary)
     meant = score_records(records, **common)
     released = beside(score_records(records, **common, rule=declared.released), meant)
@@ -91,7 +73,7 @@ def test_temporalbench_row_for_llava_onevision_7b_is_labelled_as_the_released_re
         {("GPT-4o", "paper"), ("human", "paper")}
     assert "released README (choice): LLaVA-OneVision-7B, 1 frame BA 53.3, MBA 13.31" in declared.paper_numbers
     items = [pair_item(f"q{k}", "v1", [f"true {k}", f"false {k}"]) for k in range(2)]
-    records = answer_offline(items, "choice", Letters({"true 0": "{L}", "true 1": "{L}"}), order_policy="both")
+    records = answer_offline(items, "choice", Scripted({"true 0": "{L}", "true 1": "{L}"}), order_policy="both")
     report = score_records(records, benchmark="temporalbench", model="hf:llava-hf/llava-onevision-qwen2-7b-ov-hf",
                            protocol="choice", spec=declared.summary)
     shown = terminal(report)
