@@ -19,7 +19,7 @@ from ..benchmarks import BENCHMARKS, DataError, get_benchmark
 from ..core.redaction import redact
 from ..execution.config import RunConfig, RunError
 from ..execution.plan import RunPlan, plan_run
-from ..execution.rundir import holds_this_run
+from ..execution.rundir import holds_this_run, other_weights
 from ..execution.store import CONFIG, RunLog
 from ..protocols import get_protocol
 from .benchargs import run_options
@@ -107,13 +107,9 @@ def finished(run_dir: str, plan: RunPlan, retry_errors: bool) -> bool:
     # the files alone: a checkpoint saved again in place makes it another model's run
     with open(os.path.join(run_dir, CONFIG), encoding="utf-8") as handle:
         meta = json.load(handle)
-    if weights_sized_only(meta):
-        raise RunError(f"{run_dir} holds a run made before the weights were named by their content (by their "
-                       "files' sizes only), so whether they changed since cannot be told; use a new --out "
-                       "directory (or delete this one)")
-    if weights_changed(meta):
-        raise RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
-                       "since); use a new --out directory (or delete this one)")
+    sized_only = weights_sized_only(meta)
+    if sized_only or weights_changed(meta):
+        raise other_weights(run_dir, sized_only=sized_only)
     try:
         done = RunLog(run_dir).done_ids(include_errors=not retry_errors)
     except ValueError:  # a record the runner itself refuses, naming its line

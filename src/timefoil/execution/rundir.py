@@ -74,13 +74,8 @@ def _match(run_dir: str, stored: dict, wanted: dict) -> None:
         if all(stored.get(k) == wanted[k] for k in wanted if k != "shard"):
             raise RunError(f"{run_dir} holds {_part(stored.get('shard'))} of this configuration, not "
                            f"{_part(wanted['shard'])}; use one --out directory per shard")
-        if _other_weights(stored, wanted) and _sized_only(stored["model_fingerprint"]):
-            raise RunError(f"{run_dir} holds a run made before the weights were named by their content (by "
-                           "their files' sizes only), so whether they changed since cannot be told; use a new "
-                           "--out directory (or delete this one)")
         if _other_weights(stored, wanted):
-            raise RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
-                           "since); use a new --out directory (or delete this one)")
+            raise other_weights(run_dir, sized_only=_sized_only(stored["model_fingerprint"]))
         raise RunError(f"{run_dir} holds a run with another configuration; "
                        "use a new --out directory (or delete this one)")
 
@@ -105,6 +100,17 @@ def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | No
     if executor:  # this session's workers: who answered how much, who was lost
         data["executor"] = executor
     write_json(path, data)
+
+
+def other_weights(run_dir: str, sized_only: bool = False) -> RunError:
+    """The refusal of a run answered by other weights than the model's folder holds now
+    (``sized_only``: a run made when weights were named by their files' sizes, which cannot tell)."""
+    if sized_only:
+        return RunError(f"{run_dir} holds a run made before the weights were named by their content (by their "
+                        "files' sizes only), so whether they changed since cannot be told; use a new --out "
+                        "directory (or delete this one)")
+    return RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
+                    "since); use a new --out directory (or delete this one)")
 
 
 def _other_weights(stored: dict, wanted: dict) -> bool:
