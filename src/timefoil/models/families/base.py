@@ -71,6 +71,10 @@ class FamilySpec:
     # the chat template the official processor renders a conversation holding a video with, in place
     # of the model folder's (SmolVLM2's processor does so); None: the folder's
     video_template: str | None = None
+    # (the loaded vision tower, its grid_thw on the host) -> the inputs the tower would otherwise
+    # derive from the grid on the device, made by transformers' own functions on the host, so
+    # that no layer reads the device (models.local.sync_free); None: its layers read none
+    grid_inputs: Callable[[Any, Any], dict] | None = None
 
     def __post_init__(self):
         if not self.inputs or set(self.inputs) - set(INPUT_KINDS):

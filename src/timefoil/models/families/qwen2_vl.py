@@ -101,6 +101,21 @@ def vision(spec: FamilySpec, config: ProcessorConfig) -> QwenBuilder:
     return builder
 
 
+def grid_inputs(tower, grid) -> dict:
+    """What Qwen2-VL's and Qwen2.5-VL's vision towers derive from ``grid`` (a host tensor) in
+    their forward, by the same transformers functions and arguments: rotary positions, each
+    frame's bounds and, for Qwen2.5-VL, its windows' order and bounds (sync_free)."""
+    from transformers.vision_utils import get_vision_cu_seqlens, get_vision_position_ids, get_vision_window_index
+
+    inputs = {"position_ids": get_vision_position_ids(grid, tower.spatial_merge_size),
+              "cu_seqlens": get_vision_cu_seqlens(grid)}
+    if hasattr(tower, "fullatt_block_indexes"):  # Qwen2.5-VL: windowed attention between its full ones
+        inputs["window_index"], inputs["cu_window_seqlens"] = get_vision_window_index(
+            grid, spatial_merge_size=tower.spatial_merge_size, window_size=tower.window_size,
+            patch_size=tower.patch_size)
+    return inputs
+
+
 def _qwen_text(text: dict, ids: dict) -> tuple[dict, dict]:
     """The text config with m-RoPE sections, and the vision token ids."""
     text = {**text, "rope_parameters": {"rope_type": "default", "mrope_section": [2, 1, 1], "rope_theta": 10000.0}}
@@ -148,6 +163,7 @@ def _recipe(processor_class: str, model) -> TinyRecipe:
 
 
 QWEN2_VL = FamilySpec(name="qwen2_vl", title="Qwen2-VL", vision=vision, mrope=True, inputs=("video", "images"),
-                      tiny=_recipe("Qwen2VLProcessor", tiny_qwen2_vl))
+                      tiny=_recipe("Qwen2VLProcessor", tiny_qwen2_vl), grid_inputs=grid_inputs)
 QWEN2_5_VL = FamilySpec(name="qwen2_5_vl", title="Qwen2.5-VL", vision=vision, mrope=True, inputs=("video", "images"),
-                        time="second_per_grid_ts", tiny=_recipe("Qwen2_5_VLProcessor", tiny_qwen2_5_vl))
+                        time="second_per_grid_ts", tiny=_recipe("Qwen2_5_VLProcessor", tiny_qwen2_5_vl),
+                        grid_inputs=grid_inputs)

@@ -111,6 +111,21 @@ def vision(spec: FamilySpec, config: ProcessorConfig) -> Qwen3Builder:
     return builder
 
 
+def grid_inputs(tower, grid) -> dict:
+    """What Qwen3-VL's vision tower (Qwen3.5's and Qwen3-VL-MoE's too) derives from ``grid``
+    (a host tensor) in its forward, by the same transformers functions and arguments: the
+    position-embedding interpolation, rotary positions and each frame's bounds (sync_free)."""
+    from transformers.vision_utils import (get_vision_cu_seqlens, get_vision_interpolation_indices_and_weights,
+                                           get_vision_position_ids)
+
+    indices, weights = get_vision_interpolation_indices_and_weights(
+        grid, num_grid_per_side=tower.num_grid_per_side, mode=tower.interpolation_mode,
+        align_corners=tower.interpolation_align_corners, spatial_merge_size=tower.config.spatial_merge_size)
+    return {"interp_indices": indices, "interp_weights": weights,
+            "position_ids": get_vision_position_ids(grid, tower.spatial_merge_size),
+            "cu_seqlens": get_vision_cu_seqlens(grid)}
+
+
 def tiny_qwen3_vl(text: dict, ids: dict, hidden: int):
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
 
@@ -134,6 +149,7 @@ _PATCHES = {"size": {"shortest_edge": 128 * 32 * 32, "longest_edge": 32 * 32 * 7
 
 QWEN3_VL = FamilySpec(
     name="qwen3_vl", title="Qwen3-VL", vision=vision, mrope=True, inputs=("video",), time="text_timestamps",
+    grid_inputs=grid_inputs,
     tiny=TinyRecipe(
         chat_template=TEMPLATE,
         video_processor={**_PATCHES, "video_processor_type": "Qwen3VLVideoProcessor", "cap_pixels_per_frame": False,

@@ -10,6 +10,7 @@ from typing import Any
 from ...core.hashing import file_hash, stable_hash
 from ...core.memory import is_out_of_memory, release_memory
 from ...core.paths import default_cache_dir
+from . import sync_free
 from .hf_open import refuse_unfaithful
 from .placement import out_of_memory, torch_dtype
 
@@ -198,7 +199,10 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
         if not is_out_of_memory(exc):
             raise
     else:
-        return answering_part(model), tokenizer
+        model = answering_part(model)
+        # no layer of its forward reads the device (sync_free): installed on this instance only
+        sync_free.install(model, getattr(config, "model_type", ""))
+        return model, tokenizer
     # left the except block first: what the half-loaded model held is freed, not kept by a traceback
     release_memory()
     raise ValueError(f"{path}: " + out_of_memory("loading its weights", device=device or loaded_on(device_map),
