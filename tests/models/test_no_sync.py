@@ -51,9 +51,10 @@ class DeviceReads(TorchFunctionMode):
         self.device_names = {}  # id -> the torch.device objects read off device tensors (kept alive)
         for tensor in (*model.parameters(), *model.buffers()):
             self.device[tensor] = True
-        self.depth = 0
-        self.reads = collections.Counter()  # (inside a layer, function, file:line) -> reads
+        self.depth = self.forwards = 0
+        self.reads = collections.Counter()  # (inside a layer, function, file:line) -> reads, during a forward
         model.register_forward_pre_hook(self._inputs, with_kwargs=True)
+        model.register_forward_hook(lambda *_: self._forward(-1))
         for module in model.modules():
             if isinstance(module, torch.nn.ModuleList):
                 for layer in module:
@@ -63,7 +64,11 @@ class DeviceReads(TorchFunctionMode):
     def _enter(self, step):
         self.depth += step
 
+    def _forward(self, step):
+        self.forwards += step
+
     def _inputs(self, module, args, kwargs):
+        self._forward(1)
         for tensor in tree_leaves((args, kwargs)):
             if isinstance(tensor, torch.Tensor):
                 self.device[tensor] = True
@@ -93,7 +98,7 @@ class DeviceReads(TorchFunctionMode):
         name = getattr(func, "__name__", "")
         leaves = tree_leaves((args, kwargs))
         on_device = any(self._on_device(leaf) for leaf in leaves)
-        if on_device and self._reads(name, args, kwargs):
+        if on_device and self.forwards and self._reads(name, args, kwargs):
             self.reads[(self.depth > 0, *self._site())] += 1
         out = func(*args, **kwargs)
         if isinstance(out, torch.device):  # x.device: the device of x's values
@@ -113,7 +118,7 @@ class DeviceReads(TorchFunctionMode):
         return frame.f_code.co_name, f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
 
     def inside(self) -> dict:
-        return {site: n for (inside, *site), n in self.reads.items() if inside}
+        return {tuple(site): n for (inside, *site), n in self.reads.items() if inside}
 
     def outside(self) -> dict:
         return {tuple(site): n for (inside, *site), n in self.reads.items() if not inside}

@@ -65,7 +65,7 @@ def _grid_ready(tower, grid_inputs: Callable[[Any, Any], dict]):
             if name in LONGEST and flash:  # a flash kernel takes bounds on the device, the longest as a number
                 made[LONGEST[name]] = int((value[1:] - value[:-1]).max())
             if torch.is_tensor(value) and not (name in HOST_INPUTS and (not flash or name == "window_index")):
-                value = value.to(hidden_states.device, non_blocking=True)
+                value = _sent(value, hidden_states.device)
             made[name] = value
         return forward(hidden_states, grid_thw, **{**made, **kwargs})
 
@@ -83,6 +83,13 @@ def _deepstack_added(hidden_states, visual_pos_masks, visual_embeds):
         mask = mask[..., None]
     features = visual_embeds.to(hidden_states.device, hidden_states.dtype)
     return hidden_states + torch.zeros_like(hidden_states).masked_scatter(mask, features)
+
+
+def _sent(value, device):
+    """``value`` on ``device``, sent from pinned memory to a GPU (the host does not wait for it)."""
+    if device.type == "cuda":
+        value = value.pin_memory()
+    return value.to(device, non_blocking=True)
 
 
 def _flash(config) -> bool:
