@@ -63,6 +63,7 @@ from generation import WORDS, minimum_tokens, naive  # noqa: E402  (the choice l
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.core.threads import apply_threads  # noqa: E402
 from timefoil.models.families import FAMILIES  # noqa: E402
+from timefoil.models.local import sync_free  # noqa: E402
 from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
 from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
@@ -130,6 +131,7 @@ def build(folder: str, family: str, shape: str, device: torch.device, dtype: tor
             model = model_class(config).eval()
     finally:
         torch.set_default_dtype(default)
+    sync_free.install(model, family)  # as a model loaded by path has it: no vision block reads the device
     video = {"min_pixels": 128 * 28 * 28, "max_pixels": 768 * 28 * 28} if shape.startswith("7b") else \
         {"min_pixels": 28 * 28, "max_pixels": 56 * 84}
     write_processor_files(folder, family, tokenizer, video=video)

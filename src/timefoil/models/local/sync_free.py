@@ -31,8 +31,8 @@ LONGEST = {"cu_seqlens": "max_seqlen", "cu_window_seqlens": "max_window_seqlen"}
 
 def install(model, model_type: str) -> list[str]:
     """Installs the sync-free forwards on ``model`` (a loaded transformers model of
-    ``model_type``); the names of the modules changed (none for a family without device reads
-    in its layers, or one timefoil has no family for)."""
+    ``model_type``), once however often called; the names of the modules changed (none for a
+    family without device reads in its layers, or one timefoil has no family for)."""
     from ..families import FAMILIES
 
     spec = FAMILIES.get(model_type)
@@ -40,7 +40,8 @@ def install(model, model_type: str) -> list[str]:
     inner = getattr(model, "model", model)
     tower = getattr(inner, "visual", None)
     if spec is not None and spec.grid_inputs is not None and tower is not None:
-        tower.forward = _grid_ready(tower, spec.grid_inputs)
+        if getattr(tower.forward, "__name__", "") != "grid_ready_forward":  # installed once
+            tower.forward = _grid_ready(tower, spec.grid_inputs)
         changed.append("visual")
     language = getattr(inner, "language_model", None)
     if language is not None and callable(getattr(language, "_deepstack_process", None)):
