@@ -22,13 +22,18 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 from torch.utils._pytree import tree_leaves  # noqa: E402
 from torch.utils.weak import WeakIdKeyDictionary  # noqa: E402
 
+from timefoil import RunConfig  # noqa: E402
+from timefoil.benchmarks.velociti import TESTS  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
+from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.models.families import FAMILIES  # noqa: E402
 from timefoil.models.local import sync_free  # noqa: E402
 from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
 from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm  # noqa: E402
+from timefoil.video.decode import write_video  # noqa: E402
+from timefoil.video.sampling import Sampling  # noqa: E402
 
 WORDS = "a man opens closes the door two birds fly Yes No Does the video entail caption What happens first".split()
 REF = VideoRef.file("/x.mp4")
@@ -176,6 +181,37 @@ def test_no_layer_reads_the_device_and_the_reads_outside_are_the_listed_ones(fam
     for (function, where), reads in counted.outside().items():
         assert where.startswith(OUTSIDE.get(function, "?")), (function, where)
         assert reads <= counted.calls  # at most once a forward
+
+
+@pytest.fixture(scope="module")
+def velociti(tmp_path_factory):
+    """VELOCITI's layout, 2 videos of 10 rows (a caption and its foil): 20 captions a video."""
+    import json
+
+    root = tmp_path_factory.mktemp("velociti")
+    (root / "videos").mkdir()
+    with open(root / "velociti.jsonl", "w") as handle:
+        for n in range(20):
+            handle.write(json.dumps({"test_name": TESTS[n % len(TESTS)], "video_id": f"v_clip{n % 2}_seg_0_4",
+                                     "pos": " ".join(WORDS[n % 5:n % 5 + 3 + n % 4]),
+                                     "neg": " ".join(WORDS[n % 7:n % 7 + 2 + n % 3]), "in_subset": True}) + "\n")
+    for v in range(2):
+        write_video(str(root / "videos" / f"v_clip{v}_seg_0_4.mp4"), pattern_frames(8, 48, 64)[:, :, ::1 + v], 2)
+    return str(root)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_no_layer_reads_the_device_through_the_runner_at_the_default_settings(family, tiny, velociti, tmp_path):
+    model = HFGenerative(tiny(family))
+    config = RunConfig("velociti", f"hf:{model.path}", data_dir=velociti, protocol="entailment",
+                       benchmark_args={"subset": "paper"}, sampling=Sampling(frames=4))
+    counted = DeviceReads(model.model)
+    with counted:
+        report = Runner(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), model=model,
+                        progress=False).run()
+    assert report.errors == 0 and model.stats["prefix_forwards"] == 2
+    assert counted.calls >= 4  # each video's prefix and its suffixes
+    assert counted.inside() == {}
 
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if FAMILIES[f].grid_inputs])
