@@ -77,8 +77,8 @@ def joined_rows(caches: Sequence[tuple[Any, int]], slots: int):
             if new.keys is not None:
                 width = max(layer.keys.shape[-2] for layer in layers)
                 for name in ("keys", "values"):
-                    setattr(new, name, torch.cat([_left_pad(getattr(layer, name), width).expand(
-                        n, *getattr(layer, name).shape[1:]) for layer, n in zip(layers, counts)]))
+                    padded = [_left_pad(getattr(layer, name), width) for layer in layers]
+                    setattr(new, name, torch.cat([t.expand(n, *t.shape[1:]) for t, n in zip(padded, counts)]))
                 if hasattr(new, "cumulative_length"):  # a sliding window: the slots it has seen
                     new.cumulative_length = slots
         else:
