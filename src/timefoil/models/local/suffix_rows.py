@@ -7,7 +7,9 @@ one-row cache padded before its first slot to the longest prefix of the chunk (p
 masked), then the rows stacked along the batch. A suffix token then sits as far from every
 prefix token, in slots, as in its own sequence, so sliding-window layers (a span of slots)
 see the same tokens; positions are each row's own. Linear-attention layers hold one state a
-row, with no slots to pad: their states are stacked alone."""
+row, with no slots to pad: their states are stacked alone; a layer that holds nothing (it
+reads another's keys and values) is shared. Caches with any other kind of layer keep each
+video's rows to forwards of their own."""
 from __future__ import annotations
 
 import copy
@@ -26,16 +28,18 @@ def read_positions(suffixes: Sequence, captions: Sequence[int]) -> set[int]:
 
 
 def _kinds():
-    from transformers.cache_utils import DynamicCache, DynamicLayer, DynamicSlidingWindowLayer, LinearAttentionLayer
+    from transformers.cache_utils import (DummyLayer, DynamicCache, DynamicLayer, DynamicSlidingWindowLayer,
+                                          LinearAttentionLayer)
 
-    return DynamicCache, (DynamicLayer, DynamicSlidingWindowLayer), LinearAttentionLayer
+    return DynamicCache, (DynamicLayer, DynamicSlidingWindowLayer), LinearAttentionLayer, DummyLayer
 
 
 def joinable(caches: Sequence) -> bool:
     """Whether these one-row caches can be joined into one (``joined_rows``): plain dynamic
     caches whose layers, of the same kinds in the same order, are key/value layers (plain or
-    sliding-window) or linear-attention layers."""
-    cache_type, slotted, linear = _kinds()
+    sliding-window), linear-attention layers, or layers holding nothing (a layer that reads
+    another's keys and values, Gemma 4's)."""
+    cache_type, slotted, linear, empty = _kinds()
     if any(type(c) is not cache_type or getattr(c, "offloading", False) for c in caches):
         return False
     kinds = {tuple(type(layer) for layer in c.layers) for c in caches}
@@ -45,7 +49,7 @@ def joinable(caches: Sequence) -> bool:
         if type(layers[0]) in slotted:
             if len({layer.keys is None for layer in layers}) != 1:
                 return False
-        elif type(layers[0]) is not linear:
+        elif type(layers[0]) not in (linear, empty):
             return False
     return True
 
@@ -63,11 +67,14 @@ def joined_rows(caches: Sequence[tuple[Any, int]], slots: int):
     tensors throughout: the forward writes none of the prefixes' own."""
     import torch
 
-    _, slotted, _ = _kinds()
+    _, slotted, _, empty = _kinds()
     first = caches[0][0]
     fresh = copy.copy(first)
     fresh.layers = []
     for layers in zip(*(cache.layers for cache, _ in caches)):
+        if type(layers[0]) is empty:  # holds nothing: shared as it is
+            fresh.layers.append(layers[0])
+            continue
         new = copy.copy(layers[0])
         for name, value in vars(layers[0]).items():  # per-layer dicts (a linear layer's states) are its own
             if isinstance(value, dict):
