@@ -187,3 +187,38 @@ def test_a_rows_cost_worked_by_hand():
     row = 2 * 57_344 * 1_532 + 28 * (4 * 3_584 + 3 * 18_944) * 2 + 28 * 28 * 1_532 * 4 + 3 * 4 * 152_064
     assert row == 175_702_016 + 3_985_408 + 4_804_352 + 1_824_768 == 186_316_544
     assert cost.forward(20, 1_504, 28, 1) == 20 * row
+
+
+class Held:
+    """A prefix as the chunking sees it: its tokens, its suffixes' lengths, no captions."""
+
+    def __init__(self, name: str, shared: int, lengths: list[int]):
+        self.name, self.shared = name, shared
+        self.sequences = [list(range(shared + n)) for n in lengths]
+        self.captions = [0] * len(lengths)
+
+    def suffix(self, i: int):
+        return self.sequences[i][self.shared:]
+
+
+def test_chunks_worked_by_hand():
+    """A row costs 2 x (prefix slots + suffix width) and a held prefix its tokens (keys and
+    values of one token: 1; nothing else). Prefix A: 10 tokens, suffixes 2, 3, 2; B: 6 tokens,
+    suffixes 4, 2; 16 held. Room 120: A's three rows 3 x 2 x 13 = 78, B's first joins (4 x 2 x
+    14 = 112), its second would make 5 x 2 x 14 = 140. Rows of one video a chunk: A's, B's. By
+    length: 2 (A0, A2, B1), 3, 4. At most 2 rows: in pairs. No room: a row a chunk."""
+    from timefoil.models.local.suffix_rows import suffix_chunks
+
+    a, b = Held("A", 10, [2, 3, 2]), Held("B", 6, [4, 2])
+    cost = RowCost(kv_per_token=1, activation_per_token=0, heads=0, vocabulary=0)
+
+    def chunks(budget, across=True, by_length=False, cap=None):
+        made = suffix_chunks([a, b], across=across, by_length=by_length, cap=cap, cost=cost, budget=16 + budget)
+        return [[f"{p.name}{i}" for p, i in chunk] for chunk in made]
+
+    assert chunks(120) == [["A0", "A1", "A2", "B0"], ["B1"]]
+    assert chunks(100) == [["A0", "A1", "A2"], ["B0", "B1"]]
+    assert chunks(120, across=False) == [["A0", "A1", "A2"], ["B0", "B1"]]
+    assert chunks(1000, by_length=True) == [["A0", "A2", "B1"], ["A1"], ["B0"]]
+    assert chunks(1000, cap=2) == [["A0", "A1"], ["A2", "B0"], ["B1"]]
+    assert chunks(-16) == [["A0"], ["A1"], ["A2"], ["B0"], ["B1"]]

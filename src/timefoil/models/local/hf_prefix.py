@@ -245,7 +245,7 @@ class PrefixReuse:
         across = (len(prefixes) > 1 and joinable([p.cache for p in prefixes])
                   and (not generating or (self._decoding is not None and not by_length)))
         return suffix_chunks(prefixes, across=across, by_length=by_length, cap=self.rows_cap, cost=self.row_cost,
-                             budget=budget)
+                             budget=budget, every_logit=not kept_logits(self.model, 1))
 
 
 __all__ = ["Prefix", "PrefixReuse", "TOKEN_TYPE_INPUTS"]

@@ -100,11 +100,12 @@ def joined_rows(caches: Sequence[tuple[Any, int]], slots: int):
 
 
 def suffix_chunks(prefixes: Sequence, *, across: bool, by_length: bool, cap: int | None, cost: RowCost,
-                  budget: int) -> list[list[tuple[Any, int]]]:
+                  budget: int, every_logit: bool = False) -> list[list[tuple[Any, int]]]:
     """The prefixes' rows, (prefix, index), in chunks that each run as one forward: in order,
     each chunk as many rows as ``cap`` and the budget (less the prefixes' caches, held until
     their suffixes have run) allow, at least one. ``across``: rows of several prefixes may
-    share a chunk; ``by_length``: only suffixes of one length share one."""
+    share a chunk; ``by_length``: only suffixes of one length share one; ``every_logit``: the
+    model computes logits at every position (it takes no ``logits_to_keep``)."""
     room = budget - sum(cost.prefix(p.shared) for p in prefixes)
     units = [list(prefixes)] if across else [[p] for p in prefixes]
     chunks: list[list[tuple[Any, int]]] = []
@@ -121,8 +122,9 @@ def suffix_chunks(prefixes: Sequence, *, across: bool, by_length: bool, cap: int
                 suffix = p.suffix(i)
                 grown = (max(slots, p.shared), max(width, len(suffix)),
                          reads | read_positions([suffix], [p.captions[i]]))
+                reads = grown[1] if every_logit else len(grown[2])
                 if chunk and ((cap is not None and len(chunk) >= cap)
-                              or cost.forward(len(chunk) + 1, grown[0], grown[1], len(grown[2])) > room):
+                              or cost.forward(len(chunk) + 1, grown[0], grown[1], reads) > room):
                     chunks.append(chunk)
                     chunk, grown = [], (p.shared, len(suffix), read_positions([suffix], [p.captions[i]]))
                 chunk.append((p, i))
