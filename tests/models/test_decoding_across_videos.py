@@ -109,7 +109,13 @@ def test_rows_of_different_videos_share_decode_steps_and_answer_as_video_by_vide
         assert {n for _, _, n in said(ours)} != {1}, "answers of one token would prove nothing"
         for a, b in zip(ours, theirs):  # the first step comes from the prefill: untouched
             assert a.probs == b.probs
-        assert shared_calls.count("prefill") == apart_calls.count("prefill")
+        # three prefixes each; the suffixes of the three videos in one forward where their decode
+        # steps are shared too, else a video's in one (on Gemma 3's sliding-window layers video by
+        # video in both, one forward a suffix length)
+        if family == "gemma3":
+            assert shared_calls.count("prefill") == apart_calls.count("prefill")
+        else:
+            assert (shared_calls.count("prefill"), apart_calls.count("prefill")) == (4, 6)
         steps, steps_apart = [c for c in shared_calls if c != "prefill"], [c for c in apart_calls if c != "prefill"]
         assert sum(steps) == sum(steps_apart) == sum(fed(a) for a in ours)  # every row fed the same tokens
         if family == "gemma3":  # sliding-window layers: video by video, as asked

@@ -42,6 +42,7 @@ from .float_logits import float32_logits
 from .hf_ahead import PreparesAhead
 from .hf_prefix import PrefixReuse
 from .placement import dtype_name, place, ran_on
+from .row_budget import RowCost
 from ..video_inputs import _torch
 from ...core.options import checked_count
 
@@ -51,12 +52,14 @@ BLIND_SIMILARITY_INSTRUCTION = "Describe a video in one sentence."
 # mean over the caption's tokens) are not reused.
 PERPLEXITY_RULE = "vilma-run.py: tokenizer's own special tokens, tokens 2..L, summed cross-entropy / L"
 YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
+PLAIN_ROWS = 8  # prompts a plain forward, where batch_size is not given
+CALL_REQUESTS = 24  # requests a call with prefix reuse, where batch_size is not given: 6 videos of 4 captions
 
 
 class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
     def __init__(self, path: str, *, dtype: str = "auto", device: str | None = None,
                  device_map: str | None = None, attention: str = "auto", revision: str | None = None,
-                 batch_size: int = 8,
+                 batch_size: int | None = None,
                  max_new_tokens: int | None = None, prefix_reuse: bool = True, name: str | None = None,
                  preprocess: str = "auto", video_as: str = "auto", score: str = "auto",
                  choice_reading: str = "generate", trust_remote_code: bool = False, time_origin: str | None = None,
@@ -66,7 +69,9 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         self.path, self.revision = path, revision
         self.trust_remote_code = bool(trust_remote_code)
         self.name = name or f"hf:{path}"
-        self.batch_size = checked_count("batch_size", batch_size)
+        # None: suffix rows a forward from the memory budget (row_budget), the runner's calls of
+        # CALL_REQUESTS requests; given: a cap on both and the plain path's rows a forward
+        self.rows_cap = checked_count("batch_size", batch_size, optional=True)
         self.max_new_tokens = checked_count("max_new_tokens", max_new_tokens, optional=True)
         self.decode_rows = checked_count("decode_rows", decode_rows)
         self.decode_cache_mib = checked_count("decode_cache_mib", decode_cache_mib)
@@ -80,6 +85,8 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
             processor = processor if processor is not tokenizer else None
         self.model = model.eval()
         self.float_logits = float32_logits(self.model)  # p(yes) read from float32 logits (float_logits)
+        self.devices = {p.device for p in self.model.parameters()}  # where a forward's memory comes from
+        self.row_cost = RowCost.of(self.model.config, next(self.model.parameters()).element_size())
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -125,8 +132,9 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         # prefix_forwards: prefixes run (one a video); host_encodes: prompts encoded whole (pixels
         # and positions); cache_copies: prefix caches copied whole (a layer of an unknown kind)
         # prepared_ahead: videos whose encoding the decode-ahead thread had ready
-        self.stats = {"forward_tokens": 0, "prefix_hits": 0, "prefix_forwards": 0, "host_encodes": 0,
-                      "cache_copies": 0, "prepared_ahead": 0}
+        # suffix_forwards: forwards over suffixes on prefix caches (one a call's videos where memory allows)
+        self.stats = {"forward_tokens": 0, "prefix_hits": 0, "prefix_forwards": 0, "suffix_forwards": 0,
+                      "host_encodes": 0, "cache_copies": 0, "prepared_ahead": 0}
         self._ahead = OrderedDict()  # prompts -> (frames, encoding made ahead): see hf_ahead
         self.decode_batching = bool(decode_batching)
         self._decoding: DecodeQueue | None = None  # during an answering call: its rows' shared decode steps
@@ -150,8 +158,25 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
 
     @property
     def whole_videos(self) -> bool:
-        """A video's prompts in one call: its prefix runs once, its suffixes in chunks of ``batch_size``."""
+        """A video's prompts in one call: its prefix runs once, its suffixes in as few forwards as
+        memory allows."""
         return self.prefix_reuse
+
+    @property
+    def batch_size(self) -> int:
+        """Requests a call of the runner (whole videos packed while they fit; a video with more
+        is a call of its own): ``batch_size`` where given, else CALL_REQUESTS with prefix reuse
+        (several small videos' suffixes share a forward) and PLAIN_ROWS without."""
+        return self.rows_cap or (CALL_REQUESTS if self.prefix_reuse else PLAIN_ROWS)
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self.rows_cap = value
+
+    @property
+    def plain_rows(self) -> int:
+        """Prompts a plain forward: each carries its whole video, so a fixed few unless given."""
+        return self.rows_cap or PLAIN_ROWS
 
     @property
     def notes(self) -> dict:
@@ -211,8 +236,8 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
     def answer_similarity(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         if self.score_mode == "perplexity":
             return self._sentence_likelihoods(requests)
-        return self._by_video(requests, frames, lambda group: [Answer(score=score) for score in rows_read(
-            [score for _, score in self._rows(group, frames, caption=True)])])
+        return self._by_video(requests, frames, lambda group, rows, said: [Answer(score=score) for score in rows_read(
+            [score for _, score in rows])], caption=True)
 
     def _sentence_likelihoods(self, requests: Sequence[Request]) -> list[Answer]:
         """Each caption alone, as plain text, scored by ViLMA's rule for its GPT-2/OPT rows
@@ -225,8 +250,8 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         torch = _torch()
         answers = []
         with torch.inference_mode():
-            for first in range(0, len(requests), self.batch_size):
-                rows = [self.tokenizer(r.text)["input_ids"] for r in requests[first:first + self.batch_size]]
+            for first in range(0, len(requests), self.plain_rows):
+                rows = [self.tokenizer(r.text)["input_ids"] for r in requests[first:first + self.plain_rows]]
                 width = max(1, max(len(row) for row in rows))
                 ids = torch.full((len(rows), width), self.tokenizer.pad_token_id, dtype=torch.long)
                 mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -249,32 +274,29 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         return answers
 
     def answer_entailment(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        return self._by_video(requests, frames, lambda group: self._yes_nos(
-            [logprobs for logprobs, _ in self._rows(group, frames, caption=False)]))
+        return self._by_video(requests, frames, lambda group, rows, said: self._yes_nos(
+            [logprobs for logprobs, _ in rows]))
 
     def answer_choice(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
         """Option-letter probabilities from the first token, and the greedy answer generated on
         from the same forward pass to the end of its first line: a letter read off the first
         token alone would count "A man opens the door, so B" as A."""
-        def group(batch: list[Request]) -> list[Answer]:
-            if self.choice_reading == "letters":  # the likeliest letter: one forward pass, no generation
-                rows = self._rows(batch, frames, caption=False)
-                answers = self._letters(batch, [logprobs for logprobs, _ in rows])
+        if self.choice_reading == "letters":  # the likeliest letter: one forward pass, no generation
+            def letters(group: list[Request], rows: list, said) -> list[Answer]:
+                answers = self._letters(group, [logprobs for logprobs, _ in rows])
                 for answer in answers:
                     answer.raw = max(answer.probs, key=answer.probs.get) if answer.probs else None
                 return answers
-            rows, said = self._rows(batch, frames, caption=False, asks=self._asks(batch, first_line=True))
-            return [self._said(letters, answer)
-                    for letters, answer in zip(self._letters(batch, [logprobs for logprobs, _ in rows]), said)]
 
-        return self._by_video(requests, frames, group)
+            return self._by_video(requests, frames, letters)
+        return self._by_video(requests, frames, lambda group, rows, said: [
+            self._said(letters, answer) for letters, answer in zip(
+                self._letters(group, [logprobs for logprobs, _ in rows]), said)],
+            asks=lambda group: self._asks(group, first_line=True))
 
     def answer_generation(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
-        def group(batch: list[Request]) -> list[Answer]:
-            _, said = self._rows(batch, frames, caption=False, asks=self._asks(batch, first_line=False))
-            return [self._said(Answer(), answer) for answer in said]
-
-        return self._by_video(requests, frames, group)
+        return self._by_video(requests, frames, lambda group, rows, said: [self._said(Answer(), a) for a in said],
+                              asks=lambda group: self._asks(group, first_line=False))
 
     def _asks(self, requests: list[Request], first_line: bool) -> list[tuple[int, bool]]:
         """Each request's token budget and whether its answer ends with its first line (a
@@ -293,8 +315,12 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         answer.meta = {**(answer.meta or {}), "stopped": why, "new_tokens": len(tokens)}
         return answer
 
-    def _by_video(self, requests: Sequence[Request], frames: FrameSource, answer_group) -> list[Answer]:
-        """``answer_group`` on each run of requests sharing a video (and its sampling)."""
+    def _by_video(self, requests: Sequence[Request], frames: FrameSource, read, caption: bool = False,
+                  asks=None) -> list[Answer]:
+        """The answers of each run of requests sharing a video (and its sampling): the rows of
+        every run made (``_group_rows``: each video's prefix once, the call's suffixes in as
+        few forwards as memory allows), then each run's read by ``read(requests, rows,
+        answers)``; ``asks(requests)``: each request's token budget where answers are generated."""
         torch = _torch()
         out: list[Answer | None] = [None] * len(requests)
         groups: OrderedDict[tuple | None, list[int]] = OrderedDict()
@@ -306,14 +332,17 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
             self.model, self.tokenizer, rows=self.decode_rows, cache_bytes=self.decode_cache_mib << 20,
             sliding_window=self.sliding_window) if self.decode_batching else None
         with torch.inference_mode():
-            for indices in groups.values():
-                start, decoding = time.perf_counter(), queue.seconds if queue else 0.0
-                answers = answer_group([requests[i] for i in indices])
-                # a row's latency: its group's share of the prefill, plus its share of each decode step
-                spent = time.perf_counter() - start - ((queue.seconds - decoding) if queue else 0.0)
-                for i, answer in zip(indices, answers):
-                    answer.latency = (answer.latency or 0.0) + spent / len(indices)
+            start, decoding = time.perf_counter(), queue.seconds if queue else 0.0
+            batches = [[requests[i] for i in indices] for indices in groups.values()]
+            made = self._rows([(batch, self._video(batch[0], frames)) for batch in batches], caption,
+                              [asks(batch) for batch in batches] if asks else None)
+            for indices, batch, (rows, said) in zip(groups.values(), batches, made):
+                for i, answer in zip(indices, read(batch, rows, said)):
                     out[i] = answer
+            # a row's latency: its share of the call's forwards, plus its share of each decode step
+            spent = time.perf_counter() - start - ((queue.seconds - decoding) if queue else 0.0)
+            for answer in out:
+                answer.latency = (answer.latency or 0.0) + spent / len(requests)
             if queue:
                 queue.finish()
                 self.stats["forward_tokens"] += queue.fed
@@ -325,24 +354,19 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
             return None
         return self.inputs.timeline(frames(request.video, request.sampling), request.video.start)
 
-    def _rows(self, requests: list[Request], frames: FrameSource, caption: bool,
-              asks: Sequence[tuple[int, bool]] | None = None) -> Any:
-        """Each request's row; with ``asks`` (budget, ends at first line) also its greedy answer,
-        continued from the same forward pass: (rows, answers)."""
-        video = self._video(requests[0], frames)
-        prompts = [self._prompt(r, video, caption) for r in requests]
-        said: list | None = [] if asks is not None else None
-        if self.prefix_reuse and len(requests) > 1:
-            rows = self._prefix_forward(prompts, video, asks, said)
-        else:
-            rows = self._plain_rows(prompts, video, asks, said)
-        return rows if asks is None else (rows, said)
+    def _rows(self, groups: list[tuple[list[Request], Frames | None]], caption: bool,
+              asks: list[list[tuple[int, bool]]] | None = None) -> list[tuple[list, list | None]]:
+        """Each group's (rows, answers): every request's row and, with ``asks`` (each group's
+        budgets and whether its answers end at their first line), its greedy answer continued
+        from the same forward pass (else None)."""
+        return self._group_rows([([self._prompt(r, video, caption) for r in group], video, asks[g] if asks else None)
+                                 for g, (group, video) in enumerate(groups)])
 
     def _plain_rows(self, prompts: list[tuple[str, str]], video, asks=None, said: list | None = None) -> list:
-        """The plain forward in batches of ``batch_size``."""
+        """The plain forward in batches of ``plain_rows``."""
         rows = []
-        for start in range(0, len(prompts), self.batch_size):
-            chunk = slice(start, start + self.batch_size)
+        for start in range(0, len(prompts), self.plain_rows):
+            chunk = slice(start, start + self.plain_rows)
             rows += self._plain_forward(prompts[chunk], video, asks[chunk] if asks else None, said)
         return rows
 
