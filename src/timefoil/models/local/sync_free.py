@@ -27,6 +27,8 @@ from typing import Any, Callable
 HOST_INPUTS = ("cu_seqlens", "cu_window_seqlens", "window_index")
 # the longest segment, which a flash kernel takes as a number, for each bounds input
 LONGEST = {"cu_seqlens": "max_seqlen", "cu_window_seqlens": "max_window_seqlen"}
+# the forward's inputs that the sync-free tower lets stay on the host (``host_inputs``)
+GRIDS = ("image_grid_thw", "video_grid_thw")
 
 
 def install(model, model_type: str) -> list[str]:
@@ -50,6 +52,19 @@ def install(model, model_type: str) -> list[str]:
     return changed
 
 
+def host_inputs(model) -> tuple[str, ...]:
+    """The names of ``model``'s forward inputs that stay in host memory: its grids, where the
+    sync-free tower is installed. Nothing reads them on the device then: the tower reads its grid
+    on the host (above), the features are split after it by sizes worked out from the grid, and
+    the 3-D rotary positions, made from the grid too, are handed to the forward ready made. The
+    grid's reads, once at the tower's start and once at the split, are then reads of host memory."""
+    inner = getattr(model, "model", model)
+    tower = getattr(inner, "visual", None)
+    if getattr(getattr(tower, "forward", None), "__name__", "") == "grid_ready_forward":
+        return GRIDS
+    return ()
+
+
 def _grid_ready(tower, grid_inputs: Callable[[Any, Any], dict]):
     """The tower's forward, handed the inputs it would derive from ``grid_thw`` on the device
     (transformers' vision encoders take them precomputed as keyword arguments); inputs the
@@ -58,7 +73,8 @@ def _grid_ready(tower, grid_inputs: Callable[[Any, Any], dict]):
 
     def grid_ready_forward(hidden_states, grid_thw, **kwargs):
         torch = _torch()
-        # one read of a few integers at the tower's start, where transformers reads the grid too
+        # the grid's integers at the tower's start: host memory where the caller kept the grid
+        # there (``host_inputs``), else one read of the device where transformers reads it too
         host_grid = torch.tensor(grid_thw.tolist(), dtype=grid_thw.dtype)
         flash = _flash(tower.config)
         made = {}
@@ -106,4 +122,4 @@ def _torch():
     return torch
 
 
-__all__ = ["HOST_INPUTS", "install"]
+__all__ = ["GRIDS", "HOST_INPUTS", "host_inputs", "install"]
