@@ -47,12 +47,10 @@ EVERY = frozenset(FAMILIES)
 # path): function -> (its file, the families that still read there). Why each is left is in
 # docs/performance.md: on a GPU each is a read of a small device tensor, once a forward.
 LEFT = {
-    # transformers' check of the vision tokens' count against the features (formatted into its
-    # error message, then compared): in its modeling code, the same in every family
-    "get_placeholder_mask": ("modeling_", EVERY), "torch_compilable_check": ("import_utils.py", EVERY),
-    # Gemma 4's forward does that check inline, and its vision model strips the padding patches
-    # by a boolean index
-    "forward": ("modeling_gemma4.py", {"gemma4"}),
+    # Gemma 4's forward checks the vision tokens' count against the features inline (elsewhere
+    # the count is made on the host: sync_free's placeholder check), and its vision model strips
+    # the padding patches by a boolean index
+    "forward": ("modeling_gemma4.py", {"gemma4"}), "torch_compilable_check": ("import_utils.py", {"gemma4"}),
     # the features split per image or video by sizes worked out on the device: from pixel
     # position ids (Gemma 4), from which images are all padding (SmolVLM2)
     "get_image_features": ("modeling_", {"smolvlm", "gemma4"}), "get_video_features": ("modeling_gemma4", {"gemma4"}),
@@ -250,9 +248,8 @@ def test_a_prefix_and_its_suffixes_read_only_what_is_left(family, tiny):
     assert_only_left(counted, left_in(family, LEFT))
     functions = {function for function, _ in counted.outside()}
     assert ("_ignore_causal_mask_sdpa" in functions) == FAMILIES[family].prefix_mask
-    if FAMILIES[family].grid_inputs:
-        assert functions == {"get_placeholder_mask", "torch_compilable_check"} | (
-            {"create_recurrent_attention_mask"} if family == "qwen3_5" else set())
+    if family not in ("smolvlm", "gemma4"):  # nothing at all, but Qwen3.5's padded suffixes
+        assert functions == ({"create_recurrent_attention_mask"} if family == "qwen3_5" else set())
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -341,7 +338,7 @@ def test_transformers_own_vision_blocks_read_the_device_in_every_block(family, t
     assert {function for function, _ in counted.inside()} == {"<listcomp>"}
 
 
-@pytest.mark.parametrize("family", [f for f in FAMILIES if FAMILIES[f].grid_inputs])
+@pytest.mark.parametrize("family", list(FAMILIES))
 def test_answers_equal_transformers_own_for_videos_of_different_lengths(family, tiny, monkeypatch):
     path = tiny(family)
     sync_free_answers = answer_everything(HFGenerative(path))
@@ -422,3 +419,39 @@ def test_the_deepstack_merge_adds_as_transformers_does():
     want = Qwen3VLTextModel._deepstack_process(None, hidden, mask, features)
     assert torch.equal(sync_free._deepstack_added(hidden, mask, features), want)
     assert not torch.equal(want, hidden)
+
+
+@pytest.mark.parametrize("family", ["qwen2_vl", "llava_onevision", "internvl"])
+def test_the_placeholder_check_counted_on_the_host_gives_transformers_masks_and_error(family, tiny):
+    """The masks transformers' own check gives, the count taken from the host; features of
+    another size than the tokens raise its error, counted on the host or (tokens handed over
+    some other way) by transformers itself."""
+    model = HFGenerative(tiny(family))
+    inner = model.model.model
+    check = inner.get_placeholder_mask
+    assert check.__name__ == "placeholder_mask_checked_on_host"
+    own = type(inner).get_placeholder_mask.__get__(inner)  # transformers' own, on this instance
+    kind = "video" if "video" in check.tokens else "image"
+    token = check.tokens[kind]
+    ids = torch.tensor([[5, token, token, token, 7], [token, 6, token, token, 8]])
+    embeds = torch.zeros(2, 5, 4)
+    features = {f"{kind}_features": torch.ones(6, 4)}
+    host = ids.clone()
+    sync_free.note_host_ids(model.model, host, ids)
+    assert check.host_counts[ids] == {**{name: 0 for name in check.tokens}, kind: 6}
+    counted = DeviceReads(inner)
+    with counted:  # the check is called alone here: counted as inside a forward, the tokens on the device
+        counted.forwards, counted.device[ids] = 1, True
+        got = check(ids, embeds, **features)
+        counted.forwards = 0
+    assert counted.reads == collections.Counter()  # no read of the device tokens
+    want = own(ids, embeds, **features)
+    for a, b in zip(*((got, want) if isinstance(got, tuple) else ((got,), (want,)))):
+        assert torch.equal(a, b) and a.shape == b.shape
+    assert int(want[-1].sum() if isinstance(want, tuple) else want.sum()) == 6
+    wrong = {f"{kind}_features": torch.ones(5, 4)}
+    with pytest.raises(ValueError, match="tokens do not match, tokens: 6, features: 5"):
+        check(ids, embeds, **wrong)
+    other = ids.clone()  # not counted on the host: transformers' own check, which raises too
+    with pytest.raises(ValueError, match="do not match"):
+        check(other, embeds, **wrong)

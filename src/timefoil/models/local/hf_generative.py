@@ -188,11 +188,13 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         memory without waiting: the copy is queued behind what the GPU is still doing, and the
         host goes on to the next batch (a copy from pageable memory holds both up)."""
         torch = _torch()
-        if self.device.type == "cpu":
-            return dict(batch)
         kept = sync_free.host_inputs(self.model)  # read on the host only: no copy, and no read of the device
-        return {k: v.pin_memory().to(self.device, non_blocking=True)
-                if torch.is_tensor(v) and v.device.type == "cpu" and k not in kept else v for k, v in batch.items()}
+        sent = dict(batch) if self.device.type == "cpu" else {
+            k: v.pin_memory().to(self.device, non_blocking=True)
+            if torch.is_tensor(v) and v.device.type == "cpu" and k not in kept else v for k, v in batch.items()}
+        # the count the placeholder check compares, made here on the host
+        sync_free.note_host_ids(self.model, batch.get("input_ids"), sent.get("input_ids"))
+        return sent
 
     def variant_ids(self, words: Sequence[str]) -> list[int]:
         """Single-token ids of each word with and without a leading space."""
