@@ -12,6 +12,11 @@ split reads host memory), everything the tower computes with goes to its device.
 deepstack merge, between decoder layers, indexes by a boolean mask; it becomes a masked
 scatter, which needs no count on the host.
 
+Outside the layers, where the caller keeps the grid on the host (``host_inputs``) the tower's
+one read of it and transformers' split of the features after the tower read host memory; and
+transformers' check of the vision tokens against the features, which reads their count back
+from the device, takes it from the prompt's tokens on the host (``note_host_ids``).
+
 Everything is installed on the loaded model's own modules (instance attributes), never on
 transformers' classes: other users of the library in the same process are unaffected. The
 outputs are those of the plain model, bit for bit on the CPU (the same operations on the same
