@@ -47,10 +47,10 @@ EVERY = frozenset(FAMILIES)
 # path): function -> (its file, the families that still read there). Why each is left is in
 # docs/performance.md: on a GPU each is a read of a small device tensor, once a forward.
 LEFT = {
-    # Gemma 4's forward checks the vision tokens' count against the features inline (elsewhere
-    # the count is made on the host: sync_free's placeholder check), and its vision model strips
-    # the padding patches by a boolean index
-    "forward": ("modeling_gemma4.py", {"gemma4"}), "torch_compilable_check": ("import_utils.py", {"gemma4"}),
+    # Gemma 4's forward checks the vision tokens against the features inline (a count formatted
+    # into its message, a boolean index; elsewhere the count is made on the host: sync_free's
+    # placeholder check), and its vision model strips the padding patches by a boolean index
+    "forward": ("modeling_gemma4.py", {"gemma4"}),
     # the features split per image or video by sizes worked out on the device: from pixel
     # position ids (Gemma 4), from which images are all padding (SmolVLM2)
     "get_image_features": ("modeling_", {"smolvlm", "gemma4"}), "get_video_features": ("modeling_gemma4", {"gemma4"}),
@@ -72,6 +72,7 @@ def left_in(family: str, *tables) -> dict:
     """function -> its file, for the reads ``tables`` leave to ``family``."""
     return {function: where for table in tables for function, (where, families) in table.items()
             if family in families}
+
 
 class DeviceReads(TorchFunctionMode):
     """Counts the reads of device values, by where they are made: inside a layer (a child of
