@@ -278,18 +278,21 @@ def test_the_grids_stay_on_the_host_where_the_sync_free_tower_reads_them(family,
     grids go too, and nothing stays for a family without a sync-free tower."""
     for model, kept in ((HFGenerative(tiny(family)), bool(FAMILIES[family].grid_inputs)),
                         (plain_model(tiny(family), monkeypatch), False)):
-        model.inputs.video_as = "video"
-        video = model.inputs.timeline(clip(4), 0.0)
-        batch = model.inputs.encode([model._prompt(Request("entailment", REF, "Does the video entail it"), video)[0]],
-                                    [video])
-        monkeypatch.setattr(model, "device", torch.device("meta"))
-        monkeypatch.setattr(torch.Tensor, "pin_memory", lambda tensor: tensor)
-        sent = model._on_device(batch)
-        monkeypatch.undo()
-        stayed = {k for k, v in sent.items() if torch.is_tensor(v) and v.device.type == "cpu"}
-        assert stayed == ({"video_grid_thw"} if kept else set()), stayed
-        assert all(sent[k] is batch[k] for k in stayed)
-        assert sent["pixel_values_videos"].device.type == "meta"
+        for kind in FAMILIES[family].inputs:
+            model.inputs.video_as = kind
+            video = model.inputs.timeline(clip(4), 0.0)
+            prompt = model._prompt(Request("entailment", REF, "Does the video entail it"), video)[0]
+            batch = model.inputs.encode([prompt], [video])
+            monkeypatch.setattr(model, "device", torch.device("meta"))
+            monkeypatch.setattr(torch.Tensor, "pin_memory", lambda tensor: tensor)
+            sent = model._on_device(batch)
+            monkeypatch.undo()
+            stayed = {k for k, v in sent.items() if torch.is_tensor(v) and v.device.type == "cpu"}
+            grid, pixels = ("video_grid_thw", "pixel_values_videos") if kind == "video" else \
+                ("image_grid_thw", "pixel_values")
+            assert stayed == ({grid} if kept else set()), stayed
+            assert all(sent[k] is batch[k] for k in stayed)
+            assert sent[pixels].device.type == "meta" and sent["input_ids"].device.type == "meta"
 
 
 @pytest.fixture(scope="module")
