@@ -75,6 +75,12 @@ class FamilySpec:
     # derive from the grid on the device, made by transformers' own functions on the host, so
     # that no layer reads the device (models.local.sync_free); None: its layers read none
     grid_inputs: Callable[[Any, Any], dict] | None = None
+    # whether a prompt prefix (one row, no padding) is run with its mask of ones and positions
+    # rather than without them (models.local.hf_prefix): where the model makes its attention masks
+    # before its cache and counts positions itself before them (Gemma 4), a forward without a
+    # mask reads the positions back from the device to look for packed sequences, twice where
+    # the mask of ones costs one read
+    prefix_mask: bool = False
 
     def __post_init__(self):
         if not self.inputs or set(self.inputs) - set(INPUT_KINDS):

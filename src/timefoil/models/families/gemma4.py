@@ -203,6 +203,7 @@ _AUDIO = {"feature_extractor_type": "Gemma4AudioFeatureExtractor", "feature_size
 
 GEMMA4 = FamilySpec(
     name="gemma4", title="Gemma 4", vision=vision, inputs=("video", "images"), time="text_timestamps",
+    prefix_mask=True,
     tiny=TinyRecipe(
         chat_template=TEMPLATE,
         video_processor={**_PIXELS, "do_normalize": True, "do_sample_frames": True, "num_frames": 32,

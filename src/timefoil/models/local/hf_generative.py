@@ -38,6 +38,7 @@ from .greedy import Continuation, Row, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
 from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, takes_vision, weights_fingerprint
 from .hf_open import ROWS, WHY_NO_PREFIX, WHY_ONE_ROW, generate_alone, model_inputs
+from . import sync_free
 from .float_logits import float32_logits
 from .hf_ahead import PreparesAhead
 from .hf_prefix import PrefixReuse
@@ -212,10 +213,13 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         memory without waiting: the copy is queued behind what the GPU is still doing, and the
         host goes on to the next batch (a copy from pageable memory holds both up)."""
         torch = _torch()
-        if self.device.type == "cpu":
-            return dict(batch)
-        return {k: v.pin_memory().to(self.device, non_blocking=True) if torch.is_tensor(v) and v.device.type == "cpu"
-                else v for k, v in batch.items()}
+        kept = sync_free.host_inputs(self.model)  # read on the host only: no copy, and no read of the device
+        sent = dict(batch) if self.device.type == "cpu" else {
+            k: v.pin_memory().to(self.device, non_blocking=True)
+            if torch.is_tensor(v) and v.device.type == "cpu" and k not in kept else v for k, v in batch.items()}
+        # the count the placeholder check compares, made here on the host
+        sync_free.note_host_ids(self.model, batch.get("input_ids"), sent.get("input_ids"))
+        return sent
 
     def variant_ids(self, words: Sequence[str]) -> list[int]:
         """Single-token ids of each word with and without a leading space."""

@@ -79,7 +79,6 @@ class PrefixReuse:
         at the positions they have in their full sequences: text after the prefix's last token
         (text) continues from its position, on every axis of Qwen's 3-D rotary positions as in
         flat ones."""
-        torch = _torch()
         encoded = self._encoded([p + c for p, c in prompts], video)
         self.stats["host_encodes"] += encoded.whole
         sequences, first = encoded.sequences, encoded.inputs
@@ -100,8 +99,7 @@ class PrefixReuse:
             return None
         positions = encoded.positions
         prefix_inputs = {k: v for k, v in first.items() if k not in ("input_ids", "attention_mask", *token_types)}
-        prefix_inputs.update(input_ids=sequences[0][None, :shared], position_ids=positions[..., :shared],
-                             attention_mask=torch.ones(1, shared, dtype=torch.long))
+        prefix_inputs.update(input_ids=sequences[0][None, :shared], **self._unpadded_row(positions[..., :shared]))
         # the prefix's tokens keep their types (Gemma 3's image tokens attend both ways within
         # an image); the suffix, text only, needs none
         prefix_inputs.update({k: types[:, :shared] for k, types in token_types.items()})
@@ -155,6 +153,20 @@ class PrefixReuse:
                     p.rows[i] = (lasts[b], None)
         for prefix in prefixes:  # its rows are made: its cache is let go
             prefix.cache = None
+
+    def _unpadded_row(self, positions) -> dict:
+        """The prefix's positions and attention mask, as a forward over one row without padding
+        takes them: no mask (every token attends to those before it, which a mask of ones would
+        say too, but transformers would read it back from the device to find out), and flat
+        positions left to the model, which counts the same 0, 1, 2... itself (with positions but
+        no mask, masks made before the cache exists, Gemma 3's, would read them back to look for
+        packed sequences). Qwen's 3-D positions are handed over: the model cannot count them. A
+        family whose model reads its own positions back without a mask keeps both (``prefix_mask``)."""
+        torch = _torch()
+        family = self.inputs.family
+        if family is not None and family.prefix_mask:
+            return {"position_ids": positions, "attention_mask": torch.ones(positions.shape[-2:], dtype=torch.long)}
+        return {"position_ids": positions} if self.inputs.mrope else {}
 
     def _suffix_batch(self, chunk: list[tuple[Prefix, int]], generating: bool) -> dict:
         """One chunk's suffixes as host tensors: tokens (padded after), attention mask over the
