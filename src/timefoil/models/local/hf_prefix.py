@@ -76,9 +76,12 @@ class PrefixReuse:
         answers: list = [None] * len(prompts)
         for chunk, suffix in chunks:
             kept = kept_logits(self.model, suffix["read"])
-            output = self.model(input_ids=suffix["ids"], attention_mask=suffix["mask"], use_cache=True,
-                                position_ids=suffix["where"], cache_position=suffix["cache_position"],
-                                **{cache_keyword(self.model): self._prefix_rows(cache, len(chunk))}, **kept)
+            # eager or compiled (compiled): a chunk that only reads logits may run padded to bucketed shapes
+            output = self.forwards.suffix(
+                dict(input_ids=suffix["ids"], attention_mask=suffix["mask"], use_cache=True,
+                     position_ids=suffix["where"], cache_position=suffix["cache_position"], **kept),
+                len(chunk), lambda rows: self._prefix_rows(cache, rows), cache_keyword(self.model),
+                reads_only=not asks)
             # the read positions' logits in float32 (bfloat16 logits move p(yes) by up to 0.03)
             logits = output.logits.float()
             if not kept:  # the model computed logits everywhere: keep the read positions
