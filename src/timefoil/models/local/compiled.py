@@ -29,6 +29,9 @@ from ...core.memory import is_out_of_memory
 
 SETTINGS = ("auto", "on", "off")
 SMALLEST_WIDTH = 8
+# torch.compile's backend: inductor (fused kernels, and CUDA graphs with mode reduce-overhead). A
+# test may set a cheaper one (dynamo's capture alone) where inductor's compile would take a minute.
+BACKEND = "inductor"
 
 
 def row_bucket(rows: int) -> int:
@@ -118,9 +121,9 @@ class Forwards:
         compiled = self._compiled.get(kind)
         if compiled is None:
             # decoding steps change shape every step: dynamic from the start; suffixes are bucketed
-            compiled = self._compiled[kind] = torch.compile(
-                self.model.forward, mode="reduce-overhead" if graphs else None,
-                dynamic=True if kind == "step" else None)
+            mode = {"mode": "reduce-overhead"} if graphs and BACKEND == "inductor" else {}
+            compiled = self._compiled[kind] = torch.compile(self.model.forward, backend=BACKEND,
+                                                            dynamic=True if kind == "step" else None, **mode)
         first = kind not in self.first_compile_s
         start = time.perf_counter()
         try:
