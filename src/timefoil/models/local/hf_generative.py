@@ -19,7 +19,8 @@ Requests that share a video and a prompt prefix (the captions of one video, both
 orders) run the prefix once and reuse its KV cache for every suffix (Qwen's 3-D rotary
 positions included: each suffix runs at the positions of its full sequence), unless the
 family's table row switches it off, with the reason, which run.json's notes then give.
-Video inputs come from ``hf_inputs`` (timefoil's own preprocessing unless
+Suffix chunks and decoding steps run eager or compiled (``compiled``: ``compile=auto`` compiles
+on a CUDA GPU). Video inputs come from ``hf_inputs`` (timefoil's own preprocessing unless
 ``preprocess=official``); ``video_as=images`` shows the sampled frames as a list of images.
 """
 from __future__ import annotations
