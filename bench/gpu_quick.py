@@ -21,7 +21,8 @@ kernel and graph launch calls; null on the CPU), ``syncs`` (stream, device and e
 synchronisations and synchronous copies on a GPU; on the CPU the host reads of a tensor,
 ``item``/``tolist``/``__bool__``/``nonzero``/``int``/``float``, made while a forward runs, which
 each wait for a GPU) and ``suffix_forwards``. Timed passes run after a warm-up pass (whose
-seconds, compiles included, are ``warmup_s``), and counted passes apart from timed ones."""
+seconds, compiles included, are ``warmup_s``), and counted passes apart from timed ones;
+``graphs_compiled`` and ``first_compile_s`` say, by kind, what torch.compile made so far."""
 from __future__ import annotations
 
 import glob
@@ -147,7 +148,10 @@ def passes(model, videos: int, answer) -> tuple[dict, object, object]:
     finally:
         model.forwards.on = was
     return ({"ms_per_video": round(1e3 * wall / videos, 2), "eager_ms_per_video": round(1e3 * eager_wall / videos, 2),
-             "warmup_s": round(warmup, 2), "forward": model.forwards.ran, **counted.figures}, ours, eager)
+             "warmup_s": round(warmup, 2), "forward": model.forwards.ran,
+             "graphs_compiled": dict(model.forwards.graphs_compiled),
+             "first_compile_s": {k: round(v, 1) for k, v in model.forwards.first_compile_s.items()},
+             **counted.figures}, ours, eager)
 
 
 def quick_entail(model, spec) -> dict:
@@ -206,9 +210,10 @@ def quick_cli(model, spec, folder: str, work: str, timeout_s: float = 900.0) -> 
     rows = max(clips_n, round(clips_n * PAPER_ROWS_A_CLIP))
     data = bench.velociti_folder(os.path.join(work, "cli-data"), clips_n, rows, height, width)
     store = FrameStore(cache_dir=os.path.join(work, "decode-only"))
+    sampling = Sampling(frames=None, fps=1.0)  # the paper's: one frame a second
     start = time.perf_counter()
     for n in range(clips_n):
-        store.get(VideoRef.file(os.path.join(data, "videos", f"v_clip{n:04d}_seg_0_10.mp4")), Sampling(frames=None, fps=1.0))
+        store.get(VideoRef.file(os.path.join(data, "videos", f"v_clip{n:04d}_seg_0_10.mp4")), sampling)
     decode_s = time.perf_counter() - start
     start = time.perf_counter()
     model.model.save_pretrained(folder)

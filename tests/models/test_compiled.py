@@ -116,7 +116,19 @@ def test_compiled_suffixes_and_decoding_steps_answer_as_the_models_own_forward(f
     assert_equal(expected, answered(model, video))
     assert model.forwards.counts["eager"] == 0 and model.forwards.counts["compiled"] >= 4
     assert set(model.forwards.first_compile_s) == {"suffix", "step"}
-    assert (5, (6, 16)) in shapes  # the entailment chunk: 5 rows to 6, its suffixes of 7 to 13 tokens to 16
+    # reads-only chunks, 5 rows to 6: entailment's suffixes (caption and question) to 32 tokens,
+    # similarity's (the caption) to 16; choice and generation rows go on to generate, unpadded
+    assert shapes == [(5, (6, 32)), (5, (6, 16))]
+    # decoding steps compile for a few shapes (dynamic from the start), not one a step
+    graphs, calls = dict(model.forwards.graphs_compiled), dict(model.forwards.calls)
+    assert graphs["step"] <= 3 and calls["step"] >= 10, (graphs, calls)
+    # six captions, of widths within the same bucket: the entailment chunk's graph again, none made
+    six = [Request("entailment", video, PROMPTS.entailment.format(caption=c), caption=c)
+           for c in CAPTIONS + ["two dogs run"]]
+    plain, ours = eager.answer_entailment(six, source), model.answer_entailment(six, source)
+    assert all(abs(a.probs["yes"] - b.probs["yes"]) <= 1e-4 for a, b in zip(plain, ours))
+    assert shapes[-1] == (6, (6, 32)) and model.forwards.calls["suffix"] == calls["suffix"] + 1
+    assert model.forwards.graphs_compiled["suffix"] == graphs["suffix"]
     assert model.notes["ran_on"]["forward"] == "torch.compile" and "compile_failed" not in model.notes["ran_on"]
 
 

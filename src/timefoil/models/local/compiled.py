@@ -62,7 +62,8 @@ def compile_wanted(setting: str, device) -> bool:
 class Forwards:
     """The model's forward for suffix chunks (``suffix``) and decoding steps (``step``), eager or
     compiled as ``setting`` says. ``counts``: forwards run each way ("graphed", "compiled",
-    "eager"); ``first_compile_s``: the first compiled call's seconds, by kind."""
+    "eager"); ``first_compile_s``: the first compiled call's seconds, by kind; ``graphs_compiled``:
+    the graphs each kind made (one per shape dynamo had not seen, bounded by the buckets)."""
 
     def __init__(self, model, device, setting: str = "auto"):
         self.model = model
@@ -71,6 +72,8 @@ class Forwards:
         self.failed: str | None = None  # why compiling failed: everything after it runs eager
         self.counts = {"graphed": 0, "compiled": 0, "eager": 0}
         self.first_compile_s: dict[str, float] = {}
+        self.graphs_compiled: dict[str, int] = {}  # by kind: graphs dynamo made (new shapes, once each)
+        self.calls: dict[str, int] = {}  # by kind: compiled calls
         self._compiled: dict[str, Callable] = {}
 
     @property
@@ -125,6 +128,7 @@ class Forwards:
             compiled = self._compiled[kind] = torch.compile(CALLS[kind], backend=BACKEND,
                                                             dynamic=True if kind == "step" else None, **mode)
         first = kind not in self.first_compile_s
+        made = _graphs_made()
         start = time.perf_counter()
         try:
             if graphs:  # the previous replay's outputs are no longer read: its pool may be reused
@@ -138,6 +142,8 @@ class Forwards:
                   file=sys.stderr, flush=True)
             return self._eager(inputs)
         self.counts["graphed" if graphs else "compiled"] += 1
+        self.graphs_compiled[kind] = self.graphs_compiled.get(kind, 0) + _graphs_made() - made
+        self.calls[kind] = self.calls.get(kind, 0) + 1
         if first:
             if str(getattr(self.model, "device", "cpu")).startswith("cuda"):
                 torch.cuda.synchronize()
@@ -147,6 +153,13 @@ class Forwards:
             print(f"timefoil: {what} compiled in {seconds:.1f} s (torch.compile; new shapes compile as they come)",
                   file=sys.stderr, flush=True)
         return output
+
+
+def _graphs_made() -> int:
+    """Graphs dynamo has made in this process (its own statistics)."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
 
 
 # One function per kind, each its own code object: dynamo keeps a code object's compiled graphs
