@@ -171,3 +171,29 @@ def test_compile_is_on_for_a_cuda_gpu_by_default_and_refused_when_unknown(folder
     assert not HFGenerative(folders["text"]).forwards.on  # on this CPU
     with pytest.raises(ValueError, match="model-arg compile must be one of auto, on, off, not 'yes'"):
         HFGenerative(folders["text"], compile="yes")
+
+
+def test_a_compiled_run_says_so_in_run_json_and_the_reports_ran_on_line(suite, tmp_path, monkeypatch, capsys):
+    """``--model-arg compile=on`` through the runner: run.json's ran_on names torch.compile, the
+    report's "ran on" line ends with it, and the answers are those of a run with compile=off."""
+    import json
+
+    from timefoil import RunConfig, run
+    from timefoil.reports.report import failure_lines, load_scored
+    from timefoil.video.sampling import Sampling
+
+    monkeypatch.setattr(compiled, "BACKEND", "eager")
+    folder = tiny_llama(tmp_path / "lm", ["yes no Yes No", PROMPTS.entailment], layers=1)
+    answers = {}
+    for setting in ("off", "on"):
+        config = RunConfig("synth", f"hf:{folder}", data_dir=suite, protocol="entailment", blind=True,
+                           sampling=Sampling(frames=1), model_args={"compile": setting})
+        run(config, str(tmp_path / setting), cache_dir=str(tmp_path / f"cache-{setting}"), progress=False)
+        answers[setting] = {record["id"]: record["answer"]["probs"]["yes"]
+                            for record in map(json.loads, open(tmp_path / setting / "items.jsonl"))}
+    meta = json.loads((tmp_path / "on" / "run.json").read_text())
+    assert meta["model_notes"]["ran_on"]["forward"] == "torch.compile"
+    assert "  ran on cpu · float32 · sdpa · torch.compile" in failure_lines(load_scored(str(tmp_path / "on")))
+    assert answers["on"].keys() == answers["off"].keys() and answers["on"]
+    assert max(abs(answers["on"][k] - answers["off"][k]) for k in answers["off"]) <= 1e-4
+    assert "timefoil: suffix forward compiled in " in capsys.readouterr().err
