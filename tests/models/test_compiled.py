@@ -168,6 +168,8 @@ def test_a_compile_that_fails_is_one_line_and_the_models_own_forward_answers(fol
 def test_compile_is_on_for_a_cuda_gpu_by_default_and_refused_when_unknown(folders):
     assert compiled.compile_wanted("auto", "cuda:0") and not compiled.compile_wanted("auto", "cpu")
     assert compiled.compile_wanted("on", "cpu") and not compiled.compile_wanted("off", "cuda:0")
+    assert not compiled.compile_wanted("auto", "cuda:0", spread=True)  # a device_map over several GPUs
+    assert compiled.compile_wanted("on", "cuda:0", spread=True)
     assert not HFGenerative(folders["text"]).forwards.on  # on this CPU
     with pytest.raises(ValueError, match="model-arg compile must be one of auto, on, off, not 'yes'"):
         HFGenerative(folders["text"], compile="yes")

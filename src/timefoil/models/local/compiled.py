@@ -53,10 +53,12 @@ def width_bucket(width: int) -> int:
     return size
 
 
-def compile_wanted(setting: str, device) -> bool:
+def compile_wanted(setting: str, device, spread: bool = False) -> bool:
+    """``spread``: the model's layers lie on several devices (a device_map), where auto leaves the
+    forwards eager (CUDA graphs hold one device's work; accelerate's hooks move tensors between)."""
     if setting not in SETTINGS:
         raise ValueError(f"model-arg compile must be one of {', '.join(SETTINGS)}, not {setting!r}")
-    return setting == "on" or (setting == "auto" and str(device).startswith("cuda"))
+    return setting == "on" or (setting == "auto" and str(device).startswith("cuda") and not spread)
 
 
 class Forwards:
@@ -66,8 +68,10 @@ class Forwards:
     the graphs each kind made (one per shape dynamo had not seen, bounded by the buckets)."""
 
     def __init__(self, model, device, setting: str = "auto"):
+        from .placement import devices_of
+
         self.model = model
-        self.on = compile_wanted(setting, device)
+        self.on = compile_wanted(setting, device, "+" in (devices_of(getattr(model, "hf_device_map", None)) or ""))
         self.graphs = self.on and str(device).startswith("cuda")  # CUDA graphs exist on a CUDA device only
         self.failed: str | None = None  # why compiling failed: everything after it runs eager
         self.counts = {"graphed": 0, "compiled": 0, "eager": 0}
