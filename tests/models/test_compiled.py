@@ -199,3 +199,23 @@ def test_a_compiled_run_says_so_in_run_json_and_the_reports_ran_on_line(suite, t
     assert answers["on"].keys() == answers["off"].keys() and answers["on"]
     assert max(abs(answers["on"][k] - answers["off"][k]) for k in answers["off"]) <= 1e-4
     assert "timefoil: suffix forward compiled in " in capsys.readouterr().err
+
+
+def test_inductors_tf32_advice_never_reaches_the_terminal(folders, monkeypatch):
+    """On an Ampere or newer GPU inductor warns, once, that float32 matrix products could use TF32:
+    the float32 output projection is deliberate (TF32 would move p(yes)), so the advice is not shown."""
+    import warnings
+
+    def advising(function, **options):
+        def run(*args, **kwargs):
+            warnings.warn("TensorFloat32 tensor cores for float32 matrix multiplication available but not enabled.")
+            warnings.warn("another warning")
+            return function(*args, **kwargs)
+        return run
+
+    monkeypatch.setattr(torch, "compile", advising)
+    model = HFGenerative(folders["text"], batch_size=8, compile="on")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        answered(model, None, ("entailment",))
+    assert [str(w.message) for w in caught] == ["another warning"]

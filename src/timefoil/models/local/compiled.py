@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from typing import Any, Callable
 
 from ...core.memory import is_out_of_memory
@@ -137,7 +138,11 @@ class Forwards:
         try:
             if graphs:  # the previous replay's outputs are no longer read: its pool may be reused
                 torch.compiler.cudagraph_mark_step_begin()
-            output = compiled(self.model, inputs)
+            with warnings.catch_warnings():
+                # inductor advises TF32 for float32 matrix products on an Ampere or newer GPU: the
+                # output projection is float32 on purpose (float_logits), and TF32 would move p(yes)
+                warnings.filterwarnings("ignore", message="TensorFloat32 tensor cores")
+                output = compiled(self.model, inputs)
         except Exception as exc:  # any compiler failure: the model's own forward instead
             if is_out_of_memory(exc):
                 raise
