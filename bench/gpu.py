@@ -593,7 +593,7 @@ def main() -> None:
         if args.quick:
             import gpu_quick
 
-            gpu_quick.run(model, args.shape, folder)
+            gpu_quick.run(model, args.shape, folder, args.workloads.split(",") if args.workloads else None)
             return
         per_caption, direct = None, None
         for name in (args.workloads or ",".join(SHAPES[args.shape])).split(","):

@@ -1,8 +1,10 @@
-"""``bench/gpu.py --quick``: one short device check, under 4 minutes on an H200 at ``--shape 7b``
-after the machine starts, on a machine that has torch, transformers and numpy and nothing else but
-the PyAV and zstandard wheels carried to it (``bash bench/gpu_wheels.sh --quick``).
+"""``bench/gpu.py --quick``: one short device check, sized for 4 minutes on an H200 at
+``--shape 7b`` after the machine starts (not yet timed on one: the compiles of the 7B graphs are
+its unknown), on a machine that has torch, transformers and numpy and nothing else but the PyAV
+and zstandard wheels carried to it (``bash bench/gpu_wheels.sh --quick``).
 
-Four JSON lines after the bench's head line, each with per-video figures:
+Four JSON lines after the bench's head line, each with per-video figures, in the order entail,
+cli, runner, choice (``--workloads`` picks some of them):
 
 - ``entail``: 4 videos x 20 captions answered directly (``model.answer``), as the model's forwards
   run by default (compiled on a GPU) and with its own forward (eager): ``ms_per_video`` and
@@ -270,14 +272,23 @@ def bench_src() -> str:
     return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 
-def run(model, shape: str, folder: str) -> None:
+def run(model, shape: str, folder: str, parts: list[str] | None = None) -> None:
+    """The parts asked for (default: all), in this order: entailment and the CLI's run first, so
+    that a machine taken back early has given those; choice, whose answers compile the decoding
+    step as well, last."""
     specs = QUICK[shape]
     work = tempfile.mkdtemp(prefix="timefoil-gpu-quick-")
+    every = {"entail": lambda: quick_entail(model, specs["entail"]),
+             "cli": lambda: quick_cli(model, specs["cli"], folder, work),
+             "runner": lambda: quick_runner(model, specs["runner"], work),
+             "choice": lambda: quick_choice(model, specs["choice"])}
+    unknown = set(parts or ()) - set(every)
+    if unknown:
+        raise SystemExit(f"--quick runs {', '.join(every)}, not {', '.join(sorted(unknown))}")
     try:
-        for name, go in (("entail", lambda: quick_entail(model, specs["entail"])),
-                         ("runner", lambda: quick_runner(model, specs["runner"], work)),
-                         ("choice", lambda: quick_choice(model, specs["choice"])),
-                         ("cli", lambda: quick_cli(model, specs["cli"], folder, work))):
+        for name, go in every.items():
+            if parts and name not in parts:
+                continue
             start = time.perf_counter()
             line = go()
             line["seconds"] = round(time.perf_counter() - start, 1)
