@@ -44,7 +44,7 @@ prefilled every time.
 forwards and ms, compiled forwards against eager ones; under 4 minutes on an H200 at ``--shape 7b``.
 
     python bench/gpu.py [--shape 7b|tiny] [--family qwen2_vl|qwen2_5_vl] [--workloads entail,choice,...]
-                        [--peak-tflops N] [--threads N] [--quick]
+                        [--peak-tflops N] [--threads N] [--compile auto|on|off] [--quick]
 """
 from __future__ import annotations
 
@@ -571,6 +571,8 @@ def main() -> None:
     parser.add_argument("--workloads", default=None, help="comma-separated; default: every workload of the shape")
     parser.add_argument("--peak-tflops", type=float, default=None, help="the device's bf16 peak, if not known")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--compile", choices=("auto", "on", "off"), default="auto",
+                        help="the model's compile= (auto: on a CUDA GPU), the CLI's run's too")
     parser.add_argument("--quick", action="store_true",
                         help="one short device check (bench/gpu_quick.py): entail, runner, choice and timefoil run "
                              "velociti over synthetic clips, per video kernels, syncs, suffix forwards and ms")
@@ -585,7 +587,7 @@ def main() -> None:
     try:
         start = time.perf_counter()
         net, tokenizer = build(folder, args.family, args.shape, device, dtype)
-        model = HFGenerative(folder, model=net, processor=tokenizer)
+        model = HFGenerative(folder, model=net, processor=tokenizer, compile=args.compile)
         print(json.dumps({"device": torch.cuda.get_device_name(0) if gpu else "cpu", "shape": args.shape,
                           "family": args.family, "dtype": model.dtype, "built_s": round(time.perf_counter() - start, 1),
                           "parameters_b": round(sum(p.numel() for p in net.parameters()) / 1e9, 3),
@@ -593,7 +595,8 @@ def main() -> None:
         if args.quick:
             import gpu_quick
 
-            gpu_quick.run(model, args.shape, folder, args.workloads.split(",") if args.workloads else None)
+            gpu_quick.run(model, args.shape, folder, args.workloads.split(",") if args.workloads else None,
+                          compile_setting=args.compile)
             return
         per_caption, direct = None, None
         for name in (args.workloads or ",".join(SHAPES[args.shape])).split(","):

@@ -201,7 +201,7 @@ def quick_runner(model, spec, work: str) -> dict:
             "errors": report.errors, "ms_per_question": round(figures["ms_per_video"] / captions, 3), **figures}
 
 
-def quick_cli(model, spec, folder: str, work: str, timeout_s: float = 900.0) -> dict:
+def quick_cli(model, spec, folder: str, work: str, timeout_s: float = 900.0, compile_setting: str = "auto") -> dict:
     """``timefoil run velociti`` in a subprocess, the model loaded by path from ``folder`` (killed
     after ``timeout_s``: its return code then says so)."""
     from timefoil.core.items import VideoRef
@@ -222,7 +222,8 @@ def quick_cli(model, spec, folder: str, work: str, timeout_s: float = 900.0) -> 
     saved_s = time.perf_counter() - start
     out = os.path.join(work, "cli-run")
     command = [sys.executable, "-m", "timefoil.cli", "run", "velociti", "--data", data, "--model", f"hf:{folder}",
-               "--bench-arg", "subset=paper", "--out", out, "--cache-dir", os.path.join(work, "cli-cache")]
+               "--bench-arg", "subset=paper", "--out", out, "--cache-dir", os.path.join(work, "cli-cache"),
+               "--model-arg", f"compile={compile_setting}"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), bench_src()) if p)}
     started = time.perf_counter()
     stdout_file = open(os.path.join(work, "cli-stdout.txt"), "w+")
@@ -272,14 +273,14 @@ def bench_src() -> str:
     return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 
 
-def run(model, shape: str, folder: str, parts: list[str] | None = None) -> None:
+def run(model, shape: str, folder: str, parts: list[str] | None = None, compile_setting: str = "auto") -> None:
     """The parts asked for (default: all), in this order: entailment and the CLI's run first, so
     that a machine taken back early has given those; choice, whose answers compile the decoding
     step as well, last."""
     specs = QUICK[shape]
     work = tempfile.mkdtemp(prefix="timefoil-gpu-quick-")
     every = {"entail": lambda: quick_entail(model, specs["entail"]),
-             "cli": lambda: quick_cli(model, specs["cli"], folder, work),
+             "cli": lambda: quick_cli(model, specs["cli"], folder, work, compile_setting=compile_setting),
              "runner": lambda: quick_runner(model, specs["runner"], work),
              "choice": lambda: quick_choice(model, specs["choice"])}
     unknown = set(parts or ()) - set(every)
