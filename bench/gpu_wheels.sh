@@ -5,12 +5,19 @@
 # transformers, each with what it requires in turn, for the GPU machine's Python version), less
 # torch and what torch brings with it. Carried beside the checkout, installed there with the
 # command this prints.
-# Usage: [PYTHON=.venv/bin/python] bash bench/gpu_wheels.sh [python version of the GPU machine, default 3.12]
+# Usage: [PYTHON=.venv/bin/python] bash bench/gpu_wheels.sh [--quick] [python version of the GPU machine, default 3.12]
 # PYTHON: an interpreter with timefoil's requirements and transformers installed (default python3).
+# --quick: a machine that has torch, transformers and numpy already (their requirements bring click
+# and rich): only PyAV and zstandard are fetched, for bench/gpu.py --quick.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=
+if [ "${1:-}" = --quick ]; then quick=1; shift; fi
 py=${1:-3.12}
 python=${PYTHON:-python3}
+if [ -n "$quick" ]; then
+  versions=$("$python" -c 'from importlib import metadata as m; print(" ".join(f"{n}=={m.version(n)}" for n in ("av", "zstandard")))')
+else
 versions=$("$python" - "$py" <<'PY'
 import re
 import sys
@@ -54,6 +61,7 @@ needed = {name: version for name, version in closure(roots).items() if name not 
 print(" ".join(f"{name}=={version}" for name, version in sorted(needed.items())))
 PY
 )
+fi
 rm -rf .whl && mkdir -p .whl  # only this run's wheels: the install takes every one
 exclude=$(git rev-parse --git-path info/exclude)  # a worktree's .git is a file naming the real one
 mkdir -p "$(dirname "$exclude")"
@@ -85,4 +93,4 @@ PY
 echo "on the GPU machine, in the checkout, one call for each part (carry .whl/N; .site stays between calls):"
 echo "  python3 -m pip install -q --no-index --no-deps --target .site .whl/N/*.whl"
 echo "then:"
-echo "  PYTHONPATH=.site:src PYTHONUNBUFFERED=1 python3 bench/gpu.py --shape 7b"
+echo "  PYTHONPATH=.site:src PYTHONUNBUFFERED=1 python3 bench/gpu.py --shape 7b${quick:+ --quick}"

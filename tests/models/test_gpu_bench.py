@@ -1,6 +1,7 @@
 """bench/gpu.py on its tiny shape: every workload runs on the CPU, each against its per-question
 loop, and prints the JSON line docs/performance.md describes, with the answers equal."""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -51,3 +52,34 @@ def test_the_peak_is_the_boards_own():
     names = {"NVIDIA H100 80GB HBM3": 989e12, "NVIDIA H100 NVL": 835e12, "NVIDIA H100 PCIe": 756e12,
              "NVIDIA H200": 989e12, "NVIDIA H200 NVL": 835e12, "NVIDIA A100-SXM4-80GB": 312e12, "Tesla T4": None}
     assert {name: bench.peak_of(name) for name in names} == names
+
+
+def number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def test_the_quick_device_check_runs_at_the_tiny_shape_on_the_cpu():
+    """``--quick``: entail, runner, choice and ``timefoil run velociti`` through the CLI, each line's
+    per-video figures real numbers, compiled forwards (none on the CPU by default) equal to eager."""
+    result = subprocess.run([sys.executable, BENCH, "--shape", "tiny", "--quick", "--threads", "1"],
+                            capture_output=True, text=True, timeout=400, env={**os.environ, "TIMEFOIL_THREADS": "1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    workloads = {line["workload"]: line for line in lines[1:]}
+    assert list(workloads) == ["entail", "cli", "runner", "choice"]
+    per_video = ("ms_per_video", "kernels_per_video", "syncs_per_video", "suffix_forwards_per_video")
+    for name in ("entail", "runner", "choice"):
+        line = workloads[name]
+        assert all(number(line[key]) for key in per_video + ("eager_ms_per_video", "warmup_s")), (name, line)
+        assert line["kernels_per_video"] > 100 and line["kernels_counted"] == "aten ops (cpu)"
+        assert line["launches_per_video"] is None and line["forward"] == "eager"  # compile=auto: off on the CPU
+        # a video's suffixes in one chunk at the tiny shape (5 captions, 3 questions: under batch 8)
+        assert line["suffix_forwards_per_video"] == 1.0, (name, line)
+    assert workloads["entail"]["equal"] == [10, 10] and workloads["entail"]["max_dp_vs_eager"] <= 1e-4
+    assert workloads["choice"]["equal"] == [6, 6] and workloads["runner"]["errors"] == 0
+    cli = workloads["cli"]
+    assert cli["returncode"] == 0 and cli["clips"] == 4 and cli["answered"] == cli["captions"] == 14
+    for key in ("wall_s", "load_s", "first_answer_after_load_s", "ms_per_video", "run_videos_per_s",
+                "decode_videos_per_s"):
+        assert number(cli[key]) and cli[key] > 0, (key, cli)
+    assert cli["first_answer_after_load_s"] < cli["wall_s"] - cli["load_s"] + 0.5

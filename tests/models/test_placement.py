@@ -155,12 +155,13 @@ def test_a_cpu_run_says_where_it_ran_in_run_json_the_terminal_and_the_page(suite
                        sampling=Sampling(frames=1))
     run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
     meta = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert meta["model_notes"]["ran_on"] == {"device": "cpu", "dtype": "float32", "attention": "sdpa"}
+    assert meta["model_notes"]["ran_on"] == {"device": "cpu", "dtype": "float32", "attention": "sdpa",
+                                             "forward": "eager"}  # compile=auto compiles on a CUDA GPU only
     assert meta["model_fingerprint"]["dtype"] == "float32"  # "auto" on the CPU: the answers cached before
     scored = load_scored(str(tmp_path / "run"))
-    assert "  ran on cpu · float32 · sdpa" in failure_lines(scored)
+    assert "  ran on cpu · float32 · sdpa · eager" in failure_lines(scored)
     page = open(write_html([str(tmp_path / "run")], str(tmp_path / "report.html"), thumbnails=False)).read()
-    assert page.count("ran on cpu · float32 · sdpa") == 2  # the list of runs, and the table's counts
+    assert page.count("ran on cpu · float32 · sdpa · eager") == 2  # the list of runs, and the table's counts
 
 
 def test_a_videos_pixels_cross_to_the_device_once_for_all_its_questions(tmp_path, monkeypatch):

@@ -30,7 +30,7 @@ class ScoredRun:
     label: str
     sampling: str
     report: ScoreReport
-    ran_on: str = ""  # device · dtype · attention, where a local model said (run.json's model notes)
+    ran_on: str = ""  # device · dtype · attention · forward, where a local model said (run.json's model notes)
 
 
 def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
@@ -49,8 +49,9 @@ def load_scored(run_dir: str, reading: str = MEANT) -> ScoredRun:
         label = "text only"
     worded = prompts_label(config, meta.get("prompts"), records)
     placed = (meta.get("model_notes") or {}).get("ran_on")
-    ran_on = " · ".join(str(placed.get(k, "?")) for k in ("device", "dtype", "attention")) \
-        if isinstance(placed, dict) else ""
+    # what ran the suffixes and decoding steps (eager or compiled), where the run said
+    ran_on = " · ".join([str(placed.get(k, "?")) for k in ("device", "dtype", "attention")]
+                        + ([str(placed["forward"])] if "forward" in placed else [])) if isinstance(placed, dict) else ""
     return ScoredRun(run_dir, f"{config['model']} · {label}" + (f" · {worded}" if worded else ""), label,
                      with_marks(score_run(run_dir, reading=reading)), ran_on)
 

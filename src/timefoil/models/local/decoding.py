@@ -15,7 +15,7 @@ cache slots, not of positions; other cache types hold more than keys and values)
 group by group instead, and the reason is kept in ``off``."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .greedy import Continuation, GreedyRows, Row
 
@@ -83,8 +83,10 @@ class DecodeQueue:
     """Greedy rows of many groups decoded together; see the module's docstring. ``fed`` counts
     the tokens fed to the model and ``seconds`` the time spent in decode steps."""
 
-    def __init__(self, model, tokenizer, *, rows: int, cache_bytes: int, sliding_window: bool = False):
+    def __init__(self, model, tokenizer, *, rows: int, cache_bytes: int, sliding_window: bool = False,
+                 forward: Callable | None = None):
         self.model, self.tokenizer = model, tokenizer
+        self.forward = forward  # each step's forward (compiled): the model's own when None
         self.max_rows, self.max_bytes = rows, cache_bytes
         self.sliding_window = sliding_window
         self.batch: GreedyRows | None = None
@@ -100,10 +102,10 @@ class DecodeQueue:
             why_not = "its KV cache and attention mask differ in length"
         if why_not is not None:  # this group alone, to its end
             self.off = why_not
-            self._run(GreedyRows(self.model, self.tokenizer, state, rows), until_room=False)
+            self._run(GreedyRows(self.model, self.tokenizer, state, rows, self.forward), until_room=False)
             return rows
         if self.batch is None or not self.batch.rows:
-            self.batch = GreedyRows(self.model, self.tokenizer, state, rows)
+            self.batch = GreedyRows(self.model, self.tokenizer, state, rows, self.forward)
         else:
             join(self.batch, state, rows)
         self._run(self.batch, until_room=True)

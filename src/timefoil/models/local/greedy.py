@@ -115,8 +115,9 @@ class GreedyRows:
     logits of its next token (``logits[i]`` for ``rows[i]``), the cache holds every token it has
     seen, and ``positions`` the position its next token takes."""
 
-    def __init__(self, model, tokenizer, state: Continuation, rows: list[Row]):
+    def __init__(self, model, tokenizer, state: Continuation, rows: list[Row], forward: Callable | None = None):
         self.model, self.tokenizer = model, tokenizer
+        self.forward = forward or model  # a step's forward: the model's own, or a compiled one (compiled)
         self.ends = end_ids(model, tokenizer)
         self.keyword = cache_keyword(model)
         self.rows = list(rows)
@@ -174,9 +175,9 @@ class GreedyRows:
         start = time.perf_counter()
         self.fed += len(self.rows)
         mask = torch.cat([self.mask, self.mask.new_ones(len(self.rows), 1)], dim=1)
-        output = self.model(input_ids=feed, attention_mask=mask, position_ids=self.positions[..., None],
-                            use_cache=True, cache_position=torch.tensor([mask.shape[1] - 1], device=mask.device),
-                            **{self.keyword: self.cache})
+        output = self.forward(input_ids=feed, attention_mask=mask, position_ids=self.positions[..., None],
+                              use_cache=True, cache_position=torch.tensor([mask.shape[1] - 1], device=mask.device),
+                              **{self.keyword: self.cache})
         self.cache, self.mask, self.positions = cache_of(output), mask, self.positions + 1
         self.logits = output.logits[:, -1].float()
         spent = time.perf_counter() - start
@@ -186,14 +187,15 @@ class GreedyRows:
 
 
 def continue_greedy(model, tokenizer, state: Continuation, budgets: Sequence[int],
-                    first_line: Sequence[bool]) -> tuple[list[tuple[list[int], str]], int]:
+                    first_line: Sequence[bool],
+                    forward: Callable | None = None) -> tuple[list[tuple[list[int], str]], int]:
     """(generated token ids, why it stopped: "eos", "line" or "max_tokens") per row, greedy as
     ``generate(do_sample=False)``, and the tokens fed to the model to get them (a row's first
     token needs none: it comes from the forward pass before). ``budgets`` caps each row's new
     tokens; ``first_line`` stops a row at the end of its first answer line (a choice answered
-    on one line)."""
+    on one line). ``forward``: what runs each step (the model itself unless given)."""
     rows = [Row(budget, line) for budget, line in zip(budgets, first_line)]
-    batch = GreedyRows(model, tokenizer, state, rows)
+    batch = GreedyRows(model, tokenizer, state, rows, forward)
     while batch.rows:
         batch.step()
     return [(row.tokens, row.why) for row in rows], batch.fed

@@ -19,7 +19,8 @@ Requests that share a video and a prompt prefix (the captions of one video, both
 orders) run the prefix once and reuse its KV cache for every suffix (Qwen's 3-D rotary
 positions included: each suffix runs at the positions of its full sequence), unless the
 family's table row switches it off, with the reason, which run.json's notes then give.
-Video inputs come from ``hf_inputs`` (timefoil's own preprocessing unless
+Suffix chunks and decoding steps run eager or compiled (``compiled``: ``compile=auto`` compiles
+on a CUDA GPU). Video inputs come from ``hf_inputs`` (timefoil's own preprocessing unless
 ``preprocess=official``); ``video_as=images`` shows the sampled frames as a list of images.
 """
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any, Sequence
 from ..requests import Answer, Request
 from ...video.frames import Frames
 from ..base import FrameSource, Model, RanksBySimilarity
+from .compiled import Forwards
 from .decoding import DecodeQueue
 from .greedy import Continuation, Row, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
@@ -65,7 +67,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
                  preprocess: str = "auto", video_as: str = "auto", score: str = "auto",
                  choice_reading: str = "generate", trust_remote_code: bool = False, time_origin: str | None = None,
                  decode_batching: bool = True, decode_rows: int = 32, decode_cache_mib: int = 4096,
-                 model=None, processor=None):
+                 compile: str = "auto", model=None, processor=None):
         torch = _torch()
         self.path, self.revision = path, revision
         self.trust_remote_code = bool(trust_remote_code)
@@ -108,6 +110,8 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         # into the logits are made there, not on the inputs' device)
         head = self.model.get_output_embeddings() if hasattr(self.model, "get_output_embeddings") else None
         self.logits_device = head.weight.device if head is not None else self.device
+        # suffix chunks and decoding steps: eager, or compiled (auto: on a CUDA GPU)
+        self.forwards = Forwards(self.model, self.device, compile)
         self.multimodal = self.inputs.vision
         if score not in ("auto", "conditional", "perplexity"):
             raise ValueError("score must be auto, conditional or perplexity")
@@ -181,7 +185,9 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
 
     @property
     def notes(self) -> dict:
-        notes = {"ran_on": ran_on(self.model, self.device)}
+        notes = {"ran_on": {**ran_on(self.model, self.device), "forward": self.forwards.ran}}
+        if self.forwards.failed:
+            notes["ran_on"]["compile_failed"] = self.forwards.failed
         if not self.multimodal:  # a text LM is shown no frames, --blind or not: a reader is told so
             notes["text_only"] = True
         if self.inputs.check is not None:
@@ -334,7 +340,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         # set anew by every call: rows that ask for answers join this call's shared decode steps
         queue = self._decoding = DecodeQueue(
             self.model, self.tokenizer, rows=self.decode_rows, cache_bytes=self.decode_cache_mib << 20,
-            sliding_window=self.sliding_window) if self.decode_batching else None
+            sliding_window=self.sliding_window, forward=self.forwards.step) if self.decode_batching else None
         with torch.inference_mode():
             start, decoding = time.perf_counter(), queue.seconds if queue else 0.0
             batches = [[requests[i] for i in indices] for indices in groups.values()]
@@ -379,7 +385,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
             said += self._decoding.admit(state, [a[0] for a in asks], [a[1] for a in asks])
         elif asks:
             answers, fed = continue_greedy(self.model, self.tokenizer, state, [a[0] for a in asks],
-                                           [a[1] for a in asks])
+                                           [a[1] for a in asks], self.forwards.step)
             said += answers
             self.stats["forward_tokens"] += fed
 

@@ -126,9 +126,13 @@ class PrefixReuse:
                       for chunk, suffix in chunks]
         for chunk, suffix in chunks:
             kept = kept_logits(self.model, suffix["read"])
-            output = self.model(input_ids=suffix["ids"], attention_mask=suffix["mask"], use_cache=True,
-                                position_ids=suffix["where"], cache_position=suffix["cache_position"],
-                                **{cache_keyword(self.model): self._chunk_cache(chunk)}, **kept)
+            # eager or compiled (compiled.py): a chunk that only reads logits may run padded to
+            # bucketed shapes, its extra rows copies of its last (so of its last row's prefix)
+            output = self.forwards.suffix(
+                dict(input_ids=suffix["ids"], attention_mask=suffix["mask"], use_cache=True,
+                     position_ids=suffix["where"], cache_position=suffix["cache_position"], **kept),
+                len(chunk), lambda rows, chunk=chunk: self._chunk_cache(chunk + [chunk[-1]] * (rows - len(chunk))),
+                cache_keyword(self.model), reads_only=not generating)
             self.stats["suffix_forwards"] += 1
             # the read positions' logits in float32 (bfloat16 logits move p(yes) by up to 0.03)
             logits = output.logits.float()
