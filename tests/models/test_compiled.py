@@ -88,8 +88,9 @@ def test_buckets_are_worked_out_by_hand():
     assert three["input_ids"].shape == (3, 8)  # 3 is a bucket of its own
     five, _ = compiled.bucketed({**inputs, "input_ids": ids.repeat(3, 1)[:5], "attention_mask": mask.repeat(3, 1)[:5],
                                  "position_ids": where.repeat(1, 3, 1)[:, :5]}, rows=5)
-    assert five["input_ids"].shape == (6, 8) and torch.equal(five["input_ids"][5], five["input_ids"][0])
-    assert torch.equal(five["position_ids"][:, 5], five["position_ids"][:, 0])
+    # the extra row repeats the last (rows 0, 2, 4 are alike here, so the first too)
+    assert five["input_ids"].shape == (6, 8) and torch.equal(five["input_ids"][5], five["input_ids"][4])
+    assert torch.equal(five["position_ids"][:, 5], five["position_ids"][:, 4])
 
 
 @pytest.mark.parametrize("family", ["qwen2_vl", "text"])
@@ -219,3 +220,35 @@ def test_inductors_tf32_advice_never_reaches_the_terminal(folders, monkeypatch):
         warnings.simplefilter("always")
         answered(model, None, ("entailment",))
     assert [str(w.message) for w in caught] == ["another warning"]
+
+
+def test_several_videos_joined_in_one_compiled_chunk_answer_as_the_models_own_forward(folders, monkeypatch):
+    """Three videos of 6, 4 and 2 frames (prefixes of three lengths) with three captions each: their
+    nine rows run in one suffix forward over the joined prefix caches, padded to 12 rows (copies of
+    the last video's last row, on that video's cache rows), and each answer equals the model's own
+    forward's."""
+    torch.set_num_threads(1)
+    monkeypatch.setattr(compiled, "BACKEND", "eager")
+    clips = {f"/nonexistent/clip{n}.mp4": frames_of(pattern_frames(n, 48, 64), rate=1.5) for n in (6, 4, 2)}
+    asked = [Request("entailment", VideoRef.file(path), PROMPTS.entailment.format(caption=c), caption=c)
+             for path in clips for c in CAPTIONS[:3]]
+
+    def several(ref, sampling):
+        return clips[ref.path]
+
+    eager = HFGenerative(folders["qwen2_vl"], compile="off")
+    model = HFGenerative(folders["qwen2_vl"], compile="on")
+    shapes = []
+    bucketed = compiled.bucketed
+
+    def seen(inputs, rows):
+        padded, reads = bucketed(inputs, rows)
+        shapes.append((rows, padded["input_ids"].shape[0]))
+        return padded, reads
+
+    monkeypatch.setattr(compiled, "bucketed", seen)
+    plain, ours = eager.answer_entailment(asked, several), model.answer_entailment(asked, several)
+    assert shapes == [(9, 12)] and model.stats["suffix_forwards"] == 1 and model.stats["prefix_forwards"] == 3
+    assert all(a.error is None and b.error is None for a, b in zip(plain, ours))
+    assert max(abs(a.probs["yes"] - b.probs["yes"]) for a, b in zip(plain, ours)) <= 1e-4
+    assert max(abs(a.probs["no"] - b.probs["no"]) for a, b in zip(plain, ours)) <= 1e-4
