@@ -10,7 +10,7 @@ import os
 
 from ..core.hashing import stable_hash
 from ..core.paths import CacheRootUnusable, cache_root, cache_writable
-from ..core.threads import apply_threads
+from ..core.threads import apply_threads, decode_workers
 from ..benchmarks import BENCHMARKS
 from ..models import MODELS, Model, fingerprint_of, load_model
 from ..models.checks import answer_problem
@@ -68,7 +68,7 @@ class Runner:
         self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
         self.frames = FrameStore(cache_dir=self.cache_dir, store=getattr(self.model, "stores_frames", True)
                                  and cache_writable(self.cache_dir))
-        self.executor = self.pool or Answerer(self.model, self.frames)
+        self.executor = self.pool or Answerer(self.model, self.frames, workers=decode_workers(threads=self.threads))
         self.model_fingerprint = fingerprint_of(self.model)
         self.fingerprint = stable_hash(self.model_fingerprint)
         missing = self.protocol.request_kinds(self.plan.prompts) - self.model.kinds

@@ -36,6 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from ..core.jsonfiles import read_json as read_json_file
+from .pixel_cache import PixelCache
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 OPENAI_CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
@@ -323,31 +324,32 @@ def adds_special_tokens(tokenizer, prompts: Sequence[str]) -> bool:
     return not (bos and prompts and prompts[0].startswith(bos))
 
 
+def video_pixels(builder: VisionBuilder, frames: np.ndarray, timing: Timing | None, as_images: bool = False):
+    """(model inputs of one video's frames, their placeholder counts): the pixel build."""
+    return builder.images(frames) if as_images else _one(builder.video(frames, timing))
+
+
 def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos: Sequence[np.ndarray | None],
-                timings: Sequence[Timing | None] = (), as_images: bool = False, memo: dict | None = None,
+                timings: Sequence[Timing | None] = (), as_images: bool = False, memo: PixelCache | None = None,
                 token_memo: dict | None = None) -> dict:
     """Model inputs for ``texts`` (each holding one placeholder per visual input) and their
     frames, as the official processor returns them (``padding=True``, tensors).
 
-    The pixels of a frames array are computed once, however many texts show it; ``memo``
-    carries the last one across calls (the captions of one video, asked one by one).
+    The pixels of a frames array are computed once, however many texts show it; ``memo`` (a
+    ``PixelCache``) keeps them across calls and threads (the captions of one video, asked one
+    by one; the pixels the decode-ahead workers built).
     ``token_memo`` keeps the tokens of texts already tokenised once expanded: a video's
     thousands of placeholder tokens, the same for every video of one shape and sampling."""
     torch = _torch()
     timings = list(timings) or [None] * len(texts)
-    memo = {} if memo is None else memo
+    memo = PixelCache() if memo is None else memo
     expanded, pieces = [], []
     for text, frames, timing in zip(texts, videos, timings):
         if frames is None:
             expanded.append(text)
             continue
-        key = (id(frames), timing, as_images)
-        if key in memo and memo[key][0] is frames:  # the array itself is held, so its id is not reused
-            inputs, counts = memo[key][1]
-        else:
-            inputs, counts = builder.images(frames) if as_images else _one(builder.video(frames, timing))
-            memo.clear()
-            memo[key] = (frames, (inputs, counts))
+        inputs, counts = memo.get(frames, (timing, as_images), lambda frames=frames, timing=timing: video_pixels(
+            builder, frames, timing, as_images))
         token = builder.image_token if as_images else builder.video_token
         expanded.append(substitute_placeholders(text, token, builder.placeholders(token, counts, timing)))
         pieces.append(inputs)
@@ -374,4 +376,4 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
 __all__ = ["PixelSettings", "ProcessorConfig", "Timing", "UnsupportedFamily", "VisionBuilder", "adds_special_tokens",
            "build_batch", "LANCZOS",
            "center_crop", "chat_template", "expand_placeholders", "processor_settings", "rescale_and_normalize",
-           "resize", "shortest_edge_size", "smart_resize", "substitute_placeholders", "to_nchw"]
+           "resize", "shortest_edge_size", "smart_resize", "substitute_placeholders", "to_nchw", "video_pixels"]

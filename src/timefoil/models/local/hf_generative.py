@@ -145,8 +145,9 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
 
     @property
     def decodes_ahead(self) -> bool:
-        """On a GPU the host is free while the device answers: the next batch's videos decode then."""
-        return self.device.type == "cuda"
+        """On every device the coming videos decode, and their pixels are built, on the runner's
+        decode-ahead workers while this batch is answered (hf_ahead)."""
+        return True
 
     @property
     def whole_videos(self) -> bool:
