@@ -60,3 +60,29 @@ def test_pixels_are_built_on_the_decode_ahead_workers_and_answer_as_built_on_the
     assert "main" not in built["ahead"] and sum(built["ahead"].values()) == VIDEOS, built
     assert all(thread.startswith("timefoil-decode-ahead-") for thread in built["ahead"]), built
     assert len(answered["ahead"]) == 2 * VIDEOS * ROWS and answered["ahead"] == answered["answering"]
+
+
+def test_pixels_device_is_an_option_named_in_the_fingerprint_and_set_on_the_building_thread(tmp_path, monkeypatch):
+    """``pixels=device`` builds the pixels on a GPU by the device path; on the CPU the host
+    path is the device's (nothing changes); where the device path is on, the worker that builds
+    a video's pixels runs it (the setting is made on that thread), and the fingerprint says so."""
+    import threading
+
+    from timefoil.models import video_inputs
+    from timefoil.models.local.hf_inputs import frames_of
+
+    path = tiny_vlm(tmp_path / "model", "qwen2_vl", WORDS)
+    with pytest.raises(ValueError, match="pixels must be host"):
+        HFGenerative(path, pixels="gpu")
+    model = HFGenerative(path, pixels="device")
+    assert model.inputs.pixel_device is None and "pixels" not in model.fingerprint()
+    model.inputs.pixel_device = torch.device("cpu")  # as on a GPU, with the CPU standing for it
+    assert model.fingerprint()["pixels"] == "device"
+    separable, passes = video_inputs._separable, []
+    monkeypatch.setattr(video_inputs, "_separable", lambda *a: passes.append(threading.current_thread().name)
+                        or separable(*a))
+    clip = frames_of(pattern_frames(4, 40, 50), rate=1.0)
+    worker = threading.Thread(target=model.inputs.pixels_ahead, args=(clip,), name="timefoil-decode-ahead-0")
+    worker.start()
+    worker.join(60)
+    assert passes == ["timefoil-decode-ahead-0"] and dict(model.inputs.pixels.built_by) == {passes[0]: 1}

@@ -22,7 +22,7 @@ from ...video.frames import Frames
 from ..families import FAMILIES, INPUT_KINDS, TIME_ORIGINS, build_vision, family_spec, taking
 from ..pixel_cache import PixelCache
 from ..video_inputs import (Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template,
-                            video_pixels)
+                            pixels_on, video_pixels)
 from .hf_open import STATES_WHEN, TIMES, refuse_frameless
 
 PREPROCESS = ("auto", "timefoil", "official")  # auto: timefoil's for a family in the table, else official
@@ -107,6 +107,8 @@ class InputEncoder:
         self._encoding = threading.RLock()
         self._checking = threading.Lock()  # the first batch's comparison with the official processor, once
         self.defer_check = False  # set where the runner decodes ahead: the comparison runs on a thread of its own
+        # where the pixels are built: None on the host (exact); a GPU by the device path (pixels=device)
+        self.pixel_device = None
         self.check_thread: threading.Thread | None = None
         if vision and processor is None and preprocess == "official":
             self.processor = official_processor(path, revision, trust_remote_code,
@@ -180,6 +182,8 @@ class InputEncoder:
                 # the processor's code is transformers': another release may build other inputs
                 **({"transformers": _transformers_version()} if self.preprocess == "official" else {}),
                 **({"time_origin": self.time_origin} if self.time_origin else {}),
+                # the device path's pixels are within two uint8 levels of the host's, not equal
+                **({"pixels": "device"} if self.pixel_device is not None else {}),
                 # the metadata its own processor is given (the open path), the times a family is told
                 **({"frame_times": FRAME_TIMES} if self.open or self.time_origin else {}),
                 **({"second_per_grid_ts": SPAN_RULE} if self.family and self.family.time == "second_per_grid_ts"
@@ -225,11 +229,13 @@ class InputEncoder:
         if self.processor is not None:
             with self._encoding:
                 return self._official(texts, frames)
-        with self._encoding:
+        with self._encoding, pixels_on(self.pixel_device):
             arrays = [f.array if f is not None else None for f in frames]
             batch = build_batch(self.builder, self.tokenizer, texts, arrays, [self._timing(f) for f in frames],
                                 as_images=self.video_as == "images",
                                 memo=self.pixels, token_memo=token_memo)
+        if self.pixel_device is not None:  # within two uint8 levels of the official pixels, not equal: not compared
+            self.check = self.check or {"compared": False, "reason": "pixels built on the device (pixels=device)"}
         if self.check is None and self._checking.acquire(blocking=False) and torchvision_imports():
             # once, by the first thread here, outside the lock (the official processor has a
             # tokenizer of its own); on a thread of its own where the runner decodes ahead, so
@@ -255,8 +261,9 @@ class InputEncoder:
             return
         as_images = self.video_as == "images"
         timing = self._timing(frames)
-        self.pixels.get(frames.array, (timing, as_images),
-                        lambda: video_pixels(self.builder, frames.array, timing, as_images))
+        with pixels_on(self.pixel_device):  # a thread's own setting: set here, on the worker
+            self.pixels.get(frames.array, (timing, as_images),
+                            lambda: video_pixels(self.builder, frames.array, timing, as_images))
 
     def encode_shared(self, model, texts: list[str], frames: Frames | None) -> "SharedPrompts":
         """Prompts that show one video, for a prefix that runs once: the first prompt's inputs
