@@ -119,3 +119,46 @@ def test_a_video_over_consecutive_batches_is_one_call_and_each_batch_needs_its_o
     # a is shown by batches 0 and 1 (one call), then again after a batch without it (a call of its own)
     assert calls == [["a1", "a2", "a3"], ["b1"], ["a4"]]
     assert needs == [[0], [0, 1], [], [2]]
+
+
+def test_the_videos_files_are_hashed_side_by_side_into_the_memo_the_request_keys_read(tmp_path, monkeypatch):
+    """``hash_files`` hashes each file once on several threads (two seen hashing at once), the
+    memo then answers ``file_hash`` with the same digests, and a missing file is left for the
+    request that names it."""
+    import hashlib
+
+    from timefoil.core import hashing
+
+    paths = []
+    for k in range(4):
+        path = tmp_path / f"clip{k}.mp4"
+        path.write_bytes(bytes([k]) * 5000)
+        paths.append(str(path))
+    digest, hashing_now, most, lock = hashing.hashlib.sha256, [0], [0], threading.Lock()
+    other = threading.Event()
+
+    class Watched:  # sha256 whose first update waits (at most WAIT_S) for a second file to be hashed
+        def __init__(self):
+            self.inner = digest()
+            with lock:
+                hashing_now[0] += 1
+                most[0] = max(most[0], hashing_now[0])
+                if hashing_now[0] > 1:
+                    other.set()
+
+        def update(self, chunk):
+            if not other.is_set():
+                other.wait(WAIT_S)
+            self.inner.update(chunk)
+
+        def hexdigest(self):
+            with lock:
+                hashing_now[0] -= 1
+            return self.inner.hexdigest()
+
+    monkeypatch.setattr(hashing.hashlib, "sha256", Watched)
+    hashing.hash_files(paths + paths + [str(tmp_path / "missing.mp4")], workers=2)
+    monkeypatch.setattr(hashing.hashlib, "sha256", digest)
+    assert most[0] == 2
+    for k, path in enumerate(paths):
+        assert hashing.file_hash(path) == hashlib.sha256(bytes([k]) * 5000).hexdigest()[:32]
