@@ -10,9 +10,12 @@ Prints, measured in one run:
      cold decode, reading it back at least 5x faster than that decode; and what the format
      before (np.savez_compressed) cost;
   4. decoding less: the same sample with frames no wanted frame depends on skipped, against a
-     decode of every frame up to the last wanted one (the frames are checked equal).
+     decode of every frame up to the last wanted one (the frames are checked equal);
+  5. videos per second by decode-ahead workers (1, 2, 4, ... up to the cores): distinct 10 s
+     clips of 640x360 at 12 fps, 16 frames each, decoded through the runner's ``DecodeAhead``
+     into one frame store, as a run decodes ahead of the answering (``--only workers``: this alone).
 
-    python bench/decode.py [--per-family 4] [--repeats 3]
+    python bench/decode.py [--per-family 4] [--repeats 3] [--workers 1,2,4] [--clips 16] [--only workers]
 """
 from __future__ import annotations
 
@@ -133,6 +136,49 @@ def plain_decode(path: str, indices: list[int]) -> np.ndarray:
     return np.stack([every[i] for i in indices])
 
 
+def clips(root: str, count: int) -> list[str]:
+    """``count`` distinct 10 s clips of 640x360 at 12 fps (lossy H.264, a moving texture)."""
+    import os
+
+    rng = np.random.default_rng(2)
+    paths = []
+    for k in range(count):
+        base = rng.integers(0, 255, (45, 80, 3), dtype=np.uint8)
+        texture = np.kron(base, np.ones((8, 8, 1), dtype=np.uint8))
+        path = os.path.join(root, f"clip{k}.mp4")
+        write_video(path, [np.roll(texture, 3 * t, axis=1) for t in range(120)], fps=12, lossless=False)
+        paths.append(path)
+    return paths
+
+
+def videos_per_second(paths: list[str], workers: int) -> float:
+    """Every clip decoded (16 frames) ahead on ``workers`` threads into one fresh frame store."""
+    from concurrent.futures import wait
+
+    from timefoil.core.items import VideoRef
+    from timefoil.execution.ahead import DecodeAhead
+
+    store, sampling = FrameStore(), Sampling(frames=16)
+    start = time.perf_counter()
+    with DecodeAhead(workers) as ahead:
+        wait([ahead.submit(store.get, VideoRef.file(path), sampling) for path in paths])
+    assert store.stats.decodes == len(paths)
+    return len(paths) / (time.perf_counter() - start)
+
+
+def by_workers(root: str, counts: list[int], clip_count: int, repeats: int) -> None:
+    from timefoil.core.threads import physical_cores
+
+    paths = clips(root, clip_count)
+    print(f"decode-ahead, {clip_count} clips of 10 s 640x360 at 12 fps, 16 frames each "
+          f"({physical_cores()} physical cores here):")
+    one = None
+    for workers in counts:
+        rate = max(videos_per_second(paths, workers) for _ in range(repeats))
+        one = one or rate
+        print(f"  {workers} worker{'s' if workers > 1 else ' '}  {rate:6.1f} videos/s   {rate / one:.2f}x one worker")
+
+
 def best_of(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -146,8 +192,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--per-family", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", help="decode-ahead workers to compare, e.g. 1,2,4 (default: powers of 2 up "
+                                          "to the cores)")
+    parser.add_argument("--clips", type=int, default=16, help="clips decoded for the workers' comparison")
+    parser.add_argument("--only", choices=["workers"], help="run this section alone")
     args = parser.parse_args()
+    from timefoil.core.threads import physical_cores
+
+    cores = physical_cores()
+    counts = ([int(w) for w in args.workers.split(",")] if args.workers
+              else [w for w in (1, 2, 4, 8, 16) if w <= max(cores, 2)])
     with tempfile.TemporaryDirectory() as root:
+        if args.only == "workers":
+            by_workers(root, counts, args.clips, args.repeats)
+            return
         requests = workload(root, args.per_family)
         videos = {r.video.key() for r in requests}
         uncached = min(time_requests(requests, False) for _ in range(args.repeats))
@@ -181,6 +239,7 @@ def main() -> None:
         print(f"  decoding less: {costs['skipping_ms']:.1f} ms with frames nothing refers to skipped, "
               f"{costs['full_ms']:.1f} ms decoding every frame ({costs['full_ms'] / costs['skipping_ms']:.2f}x), "
               "the same frames")
+        by_workers(root, counts, args.clips, args.repeats)
 
 
 if __name__ == "__main__":

@@ -65,3 +65,33 @@ def seeded_unit(*parts: Any) -> float:
     """A number in [0, 1) determined only by ``parts``: reproducible pseudo-randomness."""
     digest = hashlib.sha256(json.dumps(parts, default=str).encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def hash_files(paths, workers: int) -> None:
+    """Each file of ``paths`` hashed into ``file_hash``'s memo on ``workers`` daemon threads at
+    once (sha256 lets go of the interpreter while it reads): the hundreds of videos a run's
+    requests are keyed by, hashed side by side before the first answer rather than one after
+    another. A path that cannot be hashed is left for ``file_hash`` to raise where it is asked."""
+    import queue
+    import threading
+
+    todo: queue.SimpleQueue = queue.SimpleQueue()
+    for path in dict.fromkeys(paths):
+        todo.put(path)
+
+    def work() -> None:
+        while True:
+            try:
+                path = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                file_hash(path)
+            except OSError:  # noqa: S110 - missing or unreadable: said by the request that names it
+                pass
+
+    threads = [threading.Thread(target=work, name=f"timefoil-hash-{n}", daemon=True) for n in range(max(1, workers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:  # a Ctrl-C interrupts the wait; the daemons are never waited for then
+        thread.join()

@@ -57,6 +57,23 @@ def resolve_threads(threads: int | None = None) -> int:
     return threads or idle_cores()
 
 
+MOST_DECODE_WORKERS = 8  # beyond this the videos held decoded ahead outgrow the frame store's memory
+
+
+def decode_workers(workers: int | None = None, threads: int | None = None) -> int:
+    """Threads that decode videos ahead of the answering: ``workers``, else
+    ``TIMEFOIL_DECODE_WORKERS``, else as many as torch's threads (``threads``, else
+    ``resolve_threads``: the same policy, so a test or a parallel worker that sets one thread
+    decodes on one), at most ``MOST_DECODE_WORKERS``."""
+    if workers is None and os.environ.get("TIMEFOIL_DECODE_WORKERS"):
+        workers = int(os.environ["TIMEFOIL_DECODE_WORKERS"])
+    if workers is not None:
+        if workers < 1:
+            raise ValueError(f"decode workers must be at least 1, got {workers}")
+        return workers
+    return min(MOST_DECODE_WORKERS, threads or resolve_threads())
+
+
 def apply_threads(threads: int | None = None) -> int:
     """Set torch's intra-op threads (now if torch is loaded, else when it loads) and return the count."""
     count = resolve_threads(threads)
@@ -67,4 +84,4 @@ def apply_threads(threads: int | None = None) -> int:
     return count
 
 
-__all__ = ["apply_threads", "idle_cores", "physical_cores", "resolve_threads"]
+__all__ = ["MOST_DECODE_WORKERS", "apply_threads", "decode_workers", "idle_cores", "physical_cores", "resolve_threads"]

@@ -24,12 +24,15 @@ from .sharding import video_batches
 from ..video.decode import VideoError
 from ..video.frames import FrameStore, frames_asked
 
+AHEAD_PER_WORKER = 2  # videos queued ahead per worker: one decoding, one ready (the frame store keeps them)
 Entry = tuple[str, Answer, dict]  # (request key, answer, frame facts): one answered request before recording
 
 
 class Answerer:
-    def __init__(self, model: Model, frames: FrameStore):
-        self.model, self.frames = model, frames
+    def __init__(self, model: Model, frames: FrameStore, workers: int = 1):
+        """``workers``: threads that decode ahead, for a model that ``decodes_ahead``."""
+        self.model, self.frames, self.workers = model, frames, workers
+        self.most_busy = 0  # the most decode-ahead workers seen busy at once
         # batches that failed and were asked again one request at a time: their sizes, and by exception
         self.fallen: list[int] = []
         self.fallen_by: Counter[str] = Counter()
@@ -153,18 +156,31 @@ class Answerer:
         batches = [batch for bundle in video_batches(rest, requests, self.model.batch_size,
                                                      whole_videos=getattr(self.model, "whole_videos", False))
                    for batch in bundle]
-        with DecodeAhead() as ahead:  # never waited for after a Ctrl-C
-            made = None
+        if not getattr(self.model, "decodes_ahead", False):  # any object may answer
+            for batch in batches:
+                yield self._answered(batch, requests)
+            return
+        # the coming batches' videos decode (and their inputs are made) on the workers while the
+        # device answers this batch: the batch waits only for its own videos, then answers in order
+        calls, needs = video_calls(batches, requests)
+        depth = AHEAD_PER_WORKER * self.workers  # videos made ready beyond those of the batch answered
+        with DecodeAhead(self.workers) as ahead:  # never waited for after a Ctrl-C
+            made: list = []
+            reached = 0  # calls the batches so far need: the first ``reached``
             for n, batch in enumerate(batches):
-                if made is not None:  # this batch's videos and inputs, being made ahead: taken as made
-                    wait([made])
-                made = None
-                if getattr(self.model, "decodes_ahead", False) and n + 1 < len(batches):  # any object may answer
-                    # the next batch's videos decode on the host while the device answers this one
-                    # (the frame store decodes each once, whichever thread asks first)
-                    made = ahead.submit(self.decode_ahead, [requests[k] for k in batches[n + 1]])
-                yield [(key, answer, facts)
-                       for key, (answer, facts) in zip(batch, self.answer_batch([requests[k] for k in batch]))]
+                reached = max([reached] + [i + 1 for i in needs[n]])
+                while len(made) < min(len(calls), reached + depth):
+                    made.append(ahead.submit(self.decode_ahead, [requests[k] for k in calls[len(made)]]))
+                wait([made[i] for i in needs[n]])  # this batch's videos and inputs, made ahead: taken as made
+                self.most_busy = ahead.most_busy
+                yield self._answered(batch, requests)
+        finish = getattr(self.model, "finish_ahead", None)  # a normal end: what the model did aside, finished
+        if finish is not None:
+            finish()
+
+    def _answered(self, batch: list[str], requests: dict[str, Request]) -> list[Entry]:
+        answered = self.answer_batch([requests[k] for k in batch])
+        return [(key, answer, facts) for key, (answer, facts) in zip(batch, answered)]
 
     def decode_ahead(self, requests: list[Request]) -> None:
         """Each video of ``requests`` decoded into the frame store, and the model's inputs for
@@ -181,6 +197,31 @@ class Answerer:
     def _entry(self, key: str, request: Request, answer: Answer) -> Entry:
         frames, video_error = self.frame_info(request)
         return key, Answer(error=video_error) if video_error else self.checked(request, answer), frames
+
+
+def video_calls(batches: list[list[str]], requests: dict[str, Request]) -> tuple[list[list[str]], list[list[int]]]:
+    """The decode-ahead calls for ``batches``: one a video (and sampling), with its requests in
+    order of first appearance (a video split over consecutive batches is one call, so no worker
+    waits on another's decode of it), and the calls each batch needs. Requests without a video
+    need none."""
+    calls: list[list[str]] = []
+    needs: list[list[int]] = []
+    latest: dict[tuple, int] = {}  # a video's call, while the batches show it one after another
+    for batch in batches:
+        needs.append([])
+        for key in batch:
+            request = requests[key]
+            if request.video is None:
+                continue
+            video = (request.video.key(), str(request.sampling))
+            index = latest.get(video)
+            if index is None or (index not in needs[-1] and (len(needs) < 2 or index not in needs[-2])):
+                index = latest[video] = len(calls)
+                calls.append([])
+            calls[index].append(key)
+            if index not in needs[-1]:
+                needs[-1].append(index)
+    return calls, needs
 
 
 def checked(model: Model, request: Request, answer) -> Answer:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
-from ..core.hashing import stable_hash
+from ..core.hashing import hash_files, stable_hash
 from ..core.paths import CacheRootUnusable, cache_root, cache_writable
-from ..core.threads import apply_threads
+from ..core.threads import apply_threads, decode_workers
 from ..benchmarks import BENCHMARKS
 from ..models import MODELS, Model, fingerprint_of, load_model
 from ..models.checks import answer_problem
@@ -68,7 +68,7 @@ class Runner:
         self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
         self.frames = FrameStore(cache_dir=self.cache_dir, store=getattr(self.model, "stores_frames", True)
                                  and cache_writable(self.cache_dir))
-        self.executor = self.pool or Answerer(self.model, self.frames)
+        self.executor = self.pool or Answerer(self.model, self.frames, workers=decode_workers(threads=self.threads))
         self.model_fingerprint = fingerprint_of(self.model)
         self.fingerprint = stable_hash(self.model_fingerprint)
         missing = self.protocol.request_kinds(self.plan.prompts) - self.model.kinds
@@ -101,6 +101,8 @@ class Runner:
         done = log.done_ids(include_errors=not self.retry_errors)
         # errors recorded last time and kept (not re-asked) this time: the caller says so
         self.kept_errors = 0 if self.retry_errors else len(done - log.done_ids(include_errors=False))
+        # the videos' content keys the requests: hashed side by side first, not one after another
+        hash_files(video_paths(self.plan.part, skip=done), decode_workers(threads=self.threads))
         pending, requests = by_content(self.plan.part, skip=done)
         # Requests sharing a video sit together: frames stay hot and a model can reuse them.
         keys = sorted(pending, key=lambda k: (requests[k].kind, requests[k].video.key() if requests[k].video else "",
@@ -148,6 +150,17 @@ class Runner:
         for (key, answer, frames), verdict in zip(entries, verdicts):
             log.append(records_for(pending[key], answer, frames, key, self.protocol, verdict))
             advance(len(pending[key]))
+
+
+def video_paths(planned, skip: set[str] = frozenset()) -> list[str]:
+    """The files the planned requests' videos come from (each part of a concatenation), ids in
+    ``skip`` left out."""
+    paths = []
+    for _, p in planned:
+        video = p.request.video
+        if video is not None and p.id not in skip:
+            paths += [part.path for part in video.parts] if video.is_concat else [video.path]
+    return paths
 
 
 def qualified_name(obj) -> str:

@@ -27,6 +27,8 @@ batches of unequal prompts included; the tests hold this module to them.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import os
 import platform
@@ -36,6 +38,7 @@ from typing import Sequence
 import numpy as np
 
 from ..core.jsonfiles import read_json as read_json_file
+from .pixel_cache import PixelCache
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 OPENAI_CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
@@ -124,8 +127,28 @@ class ProcessorConfig:
 
 
 # -- pixel operations ------------------------------------------------------------------------------
+# Where the pixels are built: None, on the host by the exact path (torchvision's CPU kernels,
+# bit-equal to the official processors); a device (the model's GPU), by the device path: the
+# uint8 frames sent from pinned memory, resized in float32 pass by pass as the host's uint8
+# kernel does it (``_separable``) and normalised there. The device path's pixels are within two
+# uint8 levels of the host path's before normalising, fewer than 5% of them apart at all
+# (tests/models/test_pixels_on_device.py).
+PIXEL_DEVICE: contextvars.ContextVar = contextvars.ContextVar("timefoil_pixel_device", default=None)
+
+
+@contextlib.contextmanager
+def pixels_on(device):
+    """Pixels built inside on ``device`` by the device path (None: on the host, exactly)."""
+    token = PIXEL_DEVICE.set(device)
+    try:
+        yield
+    finally:
+        PIXEL_DEVICE.reset(token)
+
+
 def to_nchw(frames: np.ndarray):
-    """uint8 [T, H, W, 3] to a contiguous uint8 tensor [T, 3, H, W], as the processors make it."""
+    """uint8 [T, H, W, 3] to a contiguous uint8 tensor [T, 3, H, W], as the processors make it
+    (on the device of ``pixels_on``, where one is set)."""
     torch = _torch()
     if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
         raise ValueError(f"expected uint8 frames [T, H, W, 3], got {frames.dtype} {tuple(frames.shape)}")
@@ -133,11 +156,14 @@ def to_nchw(frames: np.ndarray):
     # (one array for every request of a video), and the permuted copy below is made anyway
     shared = np.ascontiguousarray(frames)
     tensor = torch.from_numpy(shared) if shared.flags.writeable else torch.tensor(shared)
+    device = PIXEL_DEVICE.get()
+    if device is not None and torch.device(device).type != "cpu":  # uint8 crosses: a quarter of float32's bytes
+        tensor = tensor.pin_memory().to(device, non_blocking=True)
     return tensor.permute(0, 3, 1, 2).contiguous()
 
 
 def _native_uint8(resample: int) -> bool:
-    """Whether torch resizes uint8 directly (else through float32, then clamp and round)."""
+    """Whether torch resizes uint8 directly on the host (else through float32, then clamp and round)."""
     if resample in (BICUBIC, LANCZOS):
         return True
     torch = _torch()
@@ -154,6 +180,8 @@ def resize(video, height: int, width: int, resample: int = BICUBIC):
         return video
     mode = RESAMPLING_MODES[resample]
     flat = video.reshape(-1, channels, old_h, old_w)
+    if flat.dtype == torch.uint8 and PIXEL_DEVICE.get() is not None and _native_uint8(resample):
+        return _separable(flat, height, width, mode).reshape(*lead, channels, height, width)
     cast = flat.dtype == torch.uint8 and not _native_uint8(resample)
     if cast:
         flat = flat.to(torch.float32)
@@ -163,6 +191,21 @@ def resize(video, height: int, width: int, resample: int = BICUBIC):
             out = out.clamp_(0, 255)
         out = out.round_().to(torch.uint8)
     return out.reshape(*lead, channels, height, width)
+
+
+def _separable(flat, height: int, width: int, mode: str):
+    """The host's uint8 resize in float32, for a device without that kernel: the rows first,
+    then the columns, each pass clamped and rounded to uint8 values as the uint8 kernel stores
+    its intermediate (one pass in float32 would keep the overshoot of a sharp edge that the
+    uint8 kernel clips between its passes: up to 25 levels apart). Within two levels of it
+    (the uint8 kernel's weights are integers)."""
+    torch = _torch()
+    out = flat.to(torch.float32)
+    for size in ([out.shape[-2], width], [height, width]):
+        if list(out.shape[-2:]) != size:
+            out = torch.nn.functional.interpolate(out, size=size, mode=mode, align_corners=False, antialias=True)
+            out = out.clamp_(0, 255).round_()
+    return out.to(torch.uint8)
 
 
 def shortest_edge_size(height: int, width: int, shortest_edge: int) -> tuple[int, int]:
@@ -196,7 +239,8 @@ def rescale_and_normalize(video, settings: "PixelSettings"):
         mean, std = torch.tensor(settings.image_mean), torch.tensor(settings.image_std)
     if settings.do_normalize:
         video = video.to(torch.float32)
-        return (video - mean.to(torch.float32).view(-1, 1, 1)) / std.to(torch.float32).view(-1, 1, 1)
+        mean, std = (v.to(device=video.device, dtype=torch.float32).view(-1, 1, 1) for v in (mean, std))
+        return (video - mean) / std
     if settings.do_rescale:
         return video * settings.rescale_factor
     return video
@@ -323,31 +367,32 @@ def adds_special_tokens(tokenizer, prompts: Sequence[str]) -> bool:
     return not (bos and prompts and prompts[0].startswith(bos))
 
 
+def video_pixels(builder: VisionBuilder, frames: np.ndarray, timing: Timing | None, as_images: bool = False):
+    """(model inputs of one video's frames, their placeholder counts): the pixel build."""
+    return builder.images(frames) if as_images else _one(builder.video(frames, timing))
+
+
 def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos: Sequence[np.ndarray | None],
-                timings: Sequence[Timing | None] = (), as_images: bool = False, memo: dict | None = None,
+                timings: Sequence[Timing | None] = (), as_images: bool = False, memo: PixelCache | None = None,
                 token_memo: dict | None = None) -> dict:
     """Model inputs for ``texts`` (each holding one placeholder per visual input) and their
     frames, as the official processor returns them (``padding=True``, tensors).
 
-    The pixels of a frames array are computed once, however many texts show it; ``memo``
-    carries the last one across calls (the captions of one video, asked one by one).
+    The pixels of a frames array are computed once, however many texts show it; ``memo`` (a
+    ``PixelCache``) keeps them across calls and threads (the captions of one video, asked one
+    by one; the pixels the decode-ahead workers built).
     ``token_memo`` keeps the tokens of texts already tokenised once expanded: a video's
     thousands of placeholder tokens, the same for every video of one shape and sampling."""
     torch = _torch()
     timings = list(timings) or [None] * len(texts)
-    memo = {} if memo is None else memo
+    memo = PixelCache() if memo is None else memo
     expanded, pieces = [], []
     for text, frames, timing in zip(texts, videos, timings):
         if frames is None:
             expanded.append(text)
             continue
-        key = (id(frames), timing, as_images)
-        if key in memo and memo[key][0] is frames:  # the array itself is held, so its id is not reused
-            inputs, counts = memo[key][1]
-        else:
-            inputs, counts = builder.images(frames) if as_images else _one(builder.video(frames, timing))
-            memo.clear()
-            memo[key] = (frames, (inputs, counts))
+        inputs, counts = memo.get(frames, (timing, as_images), lambda frames=frames, timing=timing: video_pixels(
+            builder, frames, timing, as_images))
         token = builder.image_token if as_images else builder.video_token
         expanded.append(substitute_placeholders(text, token, builder.placeholders(token, counts, timing)))
         pieces.append(inputs)
@@ -372,6 +417,6 @@ def build_batch(builder: VisionBuilder, tokenizer, texts: Sequence[str], videos:
 
 
 __all__ = ["PixelSettings", "ProcessorConfig", "Timing", "UnsupportedFamily", "VisionBuilder", "adds_special_tokens",
-           "build_batch", "LANCZOS",
+           "build_batch", "LANCZOS", "PIXEL_DEVICE", "pixels_on",
            "center_crop", "chat_template", "expand_placeholders", "processor_settings", "rescale_and_normalize",
-           "resize", "shortest_edge_size", "smart_resize", "substitute_placeholders", "to_nchw"]
+           "resize", "shortest_edge_size", "smart_resize", "substitute_placeholders", "to_nchw", "video_pixels"]

@@ -67,7 +67,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
                  preprocess: str = "auto", video_as: str = "auto", score: str = "auto",
                  choice_reading: str = "generate", trust_remote_code: bool = False, time_origin: str | None = None,
                  decode_batching: bool = True, decode_rows: int = 32, decode_cache_mib: int = 4096,
-                 compile: str = "auto", model=None, processor=None):
+                 compile: str = "auto", pixels: str = "host", model=None, processor=None):
         torch = _torch()
         self.path, self.revision = path, revision
         self.trust_remote_code = bool(trust_remote_code)
@@ -105,6 +105,11 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         if device_map is None and self.device != torch.device(placed.device):  # a model handed over
             self.model.to(placed.device)
             self.device = torch.device(placed.device)
+        if pixels not in ("host", "device"):
+            raise ValueError("pixels must be host (built exactly, off the answering thread) or device (on the GPU, "
+                             "within two uint8 levels of the host's)")
+        # on a CPU the host path is the device's: exact, at the same cost
+        self.inputs.pixel_device = self.device if pixels == "device" and self.device.type == "cuda" else None
         self.dtype = dtype_name(self.model)  # what "auto" came to: the fingerprint names the precision
         # where the logits come out: with a device_map over several GPUs, the last one (indexes
         # into the logits are made there, not on the inputs' device)
@@ -158,8 +163,9 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
 
     @property
     def decodes_ahead(self) -> bool:
-        """On a GPU the host is free while the device answers: the next batch's videos decode then."""
-        return self.device.type == "cuda"
+        """On every device the coming videos decode, and their pixels are built, on the runner's
+        decode-ahead workers while this batch is answered (hf_ahead)."""
+        return True
 
     @property
     def whole_videos(self) -> bool:

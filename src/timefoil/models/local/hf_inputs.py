@@ -20,7 +20,9 @@ import numpy as np
 
 from ...video.frames import Frames
 from ..families import FAMILIES, INPUT_KINDS, TIME_ORIGINS, build_vision, family_spec, taking
-from ..video_inputs import Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template
+from ..pixel_cache import PixelCache
+from ..video_inputs import (Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template,
+                            pixels_on, video_pixels)
 from .hf_open import STATES_WHEN, TIMES, refuse_frameless
 
 PREPROCESS = ("auto", "timefoil", "official")  # auto: timefoil's for a family in the table, else official
@@ -93,13 +95,21 @@ class InputEncoder:
         self.builder = None
         self.processor = processor
         self.check: dict[str, Any] | None = None  # the first batch compared with the official processor
-        self._pixels: dict = {}  # the last video's pixels, reused by the next batch that shows it
+        # each video's pixels, built once, on a decode-ahead worker where the runner has one
+        self.pixels = PixelCache()
         # the tokens of a video's head (the text through its video, expanded), one a shape and
         # sampling; the heads found equal to the whole encoding; whether they still are
         self._head_tokens: dict = {}
         self._heads_checked: set = set()
         self._heads_split = True
-        self._encoding = threading.Lock()
+        # a fast tokenizer refuses two threads at once ("Already borrowed"): the answering thread
+        # and the decode-ahead workers encode in turn (the pixels, built apart, are not held up)
+        self._encoding = threading.RLock()
+        self._checking = threading.Lock()  # the first batch's comparison with the official processor, once
+        self.defer_check = False  # set where the runner decodes ahead: the comparison runs on a thread of its own
+        # where the pixels are built: None on the host (exact); a GPU by the device path (pixels=device)
+        self.pixel_device = None
+        self.check_thread: threading.Thread | None = None
         if vision and processor is None and preprocess == "official":
             self.processor = official_processor(path, revision, trust_remote_code,
                                                 open_path=model_type if self.open else None)
@@ -172,6 +182,8 @@ class InputEncoder:
                 # the processor's code is transformers': another release may build other inputs
                 **({"transformers": _transformers_version()} if self.preprocess == "official" else {}),
                 **({"time_origin": self.time_origin} if self.time_origin else {}),
+                # the device path's pixels are within two uint8 levels of the host's, not equal
+                **({"pixels": "device"} if self.pixel_device is not None else {}),
                 # the metadata its own processor is given (the open path), the times a family is told
                 **({"frame_times": FRAME_TIMES} if self.open or self.time_origin else {}),
                 **({"second_per_grid_ts": SPAN_RULE} if self.family and self.family.time == "second_per_grid_ts"
@@ -212,17 +224,46 @@ class InputEncoder:
             # the chat template already holds a text model's special tokens; a video LLM's text is
             # tokenised as its processor does it, with or without a video
             special = adds_special_tokens(self.tokenizer, texts) if self.vision else False
-            return dict(self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=special))
+            with self._encoding:
+                return dict(self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=special))
         if self.processor is not None:
-            return self._official(texts, frames)
-        batch = build_batch(self.builder, self.tokenizer, texts, [f.array if f is not None else None for f in frames],
-                            [Timing(f.sampled_fps, tuple(f.times),
-                                    clip_length(f, self.time_origin) if self.family.states_length else None)
-                             if f is not None and f.sampled_fps else None for f in frames],
-                            as_images=self.video_as == "images", memo=self._pixels, token_memo=token_memo)
-        if self.check is None and torchvision_imports():
-            self._compare_with_official(texts, frames, batch)
+            with self._encoding:
+                return self._official(texts, frames)
+        with self._encoding, pixels_on(self.pixel_device):
+            arrays = [f.array if f is not None else None for f in frames]
+            batch = build_batch(self.builder, self.tokenizer, texts, arrays, [self._timing(f) for f in frames],
+                                as_images=self.video_as == "images",
+                                memo=self.pixels, token_memo=token_memo)
+        if self.pixel_device is not None:  # within two uint8 levels of the official pixels, not equal: not compared
+            self.check = self.check or {"compared": False, "reason": "pixels built on the device (pixels=device)"}
+        if self.check is None and self._checking.acquire(blocking=False) and torchvision_imports():
+            # once, by the first thread here, outside the lock (the official processor has a
+            # tokenizer of its own); on a thread of its own where the runner decodes ahead, so
+            # that building the official processor never holds up the first answer
+            if self.defer_check:
+                self.check_thread = threading.Thread(target=self._compare_with_official, args=(texts, frames, batch),
+                                                     name="timefoil-official-check", daemon=True)
+                self.check_thread.start()
+            else:
+                self._compare_with_official(texts, frames, batch)
         return batch
+
+    def _timing(self, frames: Frames | None) -> Timing | None:
+        if frames is None or not frames.sampled_fps:
+            return None
+        return Timing(frames.sampled_fps, tuple(frames.times),
+                      clip_length(frames, self.time_origin) if self.family.states_length else None)
+
+    def pixels_ahead(self, frames: Frames) -> None:
+        """The pixels of ``frames`` built now (on the calling thread, a decode-ahead worker) and
+        kept for the call that shows them; nothing where timefoil builds no inputs."""
+        if self.builder is None or frames is None:
+            return
+        as_images = self.video_as == "images"
+        timing = self._timing(frames)
+        with pixels_on(self.pixel_device):  # a thread's own setting: set here, on the worker
+            self.pixels.get(frames.array, (timing, as_images),
+                            lambda: video_pixels(self.builder, frames.array, timing, as_images))
 
     def encode_shared(self, model, texts: list[str], frames: Frames | None) -> "SharedPrompts":
         """Prompts that show one video, for a prefix that runs once: the first prompt's inputs
@@ -287,7 +328,9 @@ class InputEncoder:
     def _official(self, texts: list[str], frames: list[Frames | None], processor=None) -> dict:
         processor = processor or self.processor
         special = adds_special_tokens(processor.tokenizer, texts)  # as apply_chat_template(tokenize=True)
-        arrays = [f.array for f in frames if f is not None]
+        # the frame store's arrays are read-only (one array for every request of a video), which
+        # torch.from_numpy inside the processor warns of at every call: it is handed a copy
+        arrays = [f.array if f.array.flags.writeable else f.array.copy() for f in frames if f is not None]
         if self.video_as == "images":
             # one list of images per text (Gemma 3's processor counts each text's images apart), as
             # PIL images: a processor that loads images itself (Idefics 2) takes no arrays

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
+from concurrent.futures import Future
 from typing import Any
 
 from ...core.hashing import file_hash, stable_hash
@@ -21,7 +23,67 @@ HUB_SNAPSHOT = re.compile(r"(?:^|[\\/])models--[^\\/]+[\\/]snapshots[\\/]([0-9a-
 MEMO = "weights-hashes.json"  # in the cache folder: content hashes by (path, size, mtime, inode)
 
 
+_HASHING: dict[str, Future] = {}  # folders whose weights are being hashed while the model loads
+_HASHING_LOCK = threading.Lock()
+
+
+def hash_weights_meanwhile(path: str) -> None:
+    """Start hashing a folder's weights on a thread of its own while they load (the load reads
+    the same bytes, which the hash then finds in the page cache), so that the fingerprint a run
+    asks for after the load is ready rather than reading the gigabytes of a new checkpoint again
+    between the load and the first answer. A daemon: a Ctrl-C never waits for it."""
+    if not os.path.isdir(path):
+        return
+    with _HASHING_LOCK:
+        if path in _HASHING:
+            return
+        made = _HASHING[path] = Future()
+
+    def hash_them() -> None:
+        try:
+            before = folder_stamps(path)
+            made.set_result((before, _weights_fingerprint(path)))
+        except BaseException as exc:  # noqa: BLE001 - the fingerprint asked for later computes it again and says why
+            made.set_exception(exc)
+
+    threading.Thread(target=hash_them, name="timefoil-weights-hash", daemon=True).start()
+
+
 def weights_fingerprint(path: str) -> str:
+    """``_weights_fingerprint``, taken from the hash started while the model loaded where there
+    was one and no file of the folder was written since (else, or where it failed, computed
+    again here, where a failure raises for the caller)."""
+    with _HASHING_LOCK:
+        started = _HASHING.pop(path, None)
+    if started is not None:
+        try:
+            stamps, fingerprint = started.result()
+        except Exception:  # noqa: BLE001 - computed again below, where its error reaches the caller
+            stamps = fingerprint = None
+        try:
+            unchanged = fingerprint is not None and stamps == folder_stamps(path)  # no file written since
+        except OSError:  # the folder gone: computed again below, which says so
+            unchanged = False
+        if unchanged:
+            return fingerprint
+    return _weights_fingerprint(path)
+
+
+def folder_stamps(path: str) -> list:
+    """(name, size, modification time, inode) of each file of a folder: what tells a file
+    written again."""
+    stamps = []
+    for name in sorted(os.listdir(path)):
+        try:
+            st = os.stat(os.path.join(path, name))
+        except OSError:  # gone since it was listed: written again, for what the stamps say
+            stamps.append((name, None))
+            continue
+        stamps.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
+    return stamps
+
+
+def _weights_fingerprint(path: str) -> str:
     """For a local directory: the config's bytes, each weight file's name and content, and the
     bytes of the Python files a remote-code model runs (a folder without any keeps the same
     form). A checkpoint saved again into the same folder with the same shapes changes it; a
@@ -187,6 +249,8 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     if trust_remote_code:
         kwargs["trust_remote_code"] = True
     config = AutoConfig.from_pretrained(path, **kwargs)
+    if not gguf_file:
+        hash_weights_meanwhile(path)  # the fingerprint is ready when the load ends
     refuse_without_language(config)
     refuse_unfaithful(getattr(config, "model_type", ""))
     model_class = model_class_of(config)
@@ -228,5 +292,5 @@ def answering_part(model):
 
 
 __all__ = ["code_fingerprint", "language_model_types", "load_pretrained", "loaded_code_fingerprint", "model_class_of",
-           "refuse_untrusted_code", "refuse_without_language", "sized_weights_fingerprint", "takes_vision",
-           "weights_fingerprint"]
+           "hash_weights_meanwhile", "refuse_untrusted_code", "refuse_without_language", "sized_weights_fingerprint",
+           "takes_vision", "weights_fingerprint"]
