@@ -199,7 +199,7 @@ class Transport:
         asked_wait = 0.0
         for attempt in range(self.max_retries + 1):
             if self.stopped is not None and self.stopped.applies(shows_media):
-                return Answer(error=self.stopped.error, meta={"attempts": attempt, "sent": attempt > 0})
+                return Answer(error=self.stopped.error, meta={"attempts": attempt})
             if attempt:
                 self.stats["retries"] += 1
                 delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1)) * (0.5 + random.random())
