@@ -27,9 +27,9 @@ from .transport import Transport
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 HEADER_SAFE = re.compile(r"[\x20-\x7e]+")  # printable ASCII: what every header value of a key is sent as
-# the body fields that ask for a sampling, whatever the wire format calls them
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a terminal would act on (tabs and newlines become spaces)
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a terminal acts on (tabs, newlines: spaces)
 LINE_CHARS = 1000  # a server's words in a printed line, at most
+# the body fields that ask for a sampling, whatever the wire format calls them
 SAMPLING_FIELDS = ("temperature", "top_p", "seed", "stop", "max_tokens", "cache_prompt")
 
 
