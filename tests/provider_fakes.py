@@ -198,7 +198,7 @@ def llama_listing(path: str, size: int = 100_000_000) -> dict:
     return {"object": "list", "data": [{
         "id": path, "aliases": [path], "tags": [], "object": "model", "created": int(time.time()),
         "owned_by": "llamacpp", "meta": {"vocab_type": 2, "n_vocab": 49152, "n_ctx": 4096, "n_ctx_train": 8192,
-                                         "n_embd": 576, "n_params": 134515008, "size": size, "ftype": 3}}]}
+                                         "n_embd": 576, "n_params": 134515008, "size": size, "ftype": "Q4_1"}}]}
 
 
 class FakeServer:
