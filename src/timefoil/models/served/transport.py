@@ -4,11 +4,11 @@ deadlines, Retry-After and a cap on replies.
 
 429, 5xx, timeouts, dropped connections and malformed bodies are retried with exponential
 backoff and jitter, a bounded number of times, after which the request is recorded as an
-error; the body of a retried 500, 502, 504 (or 408, 409, 425) is read and ends that error,
-since it may say why the server will never answer (llama-server without a vision projector: "image input is not
-supported"). ``timeout`` bounds each network read and ``deadline`` (``timeout`` by default) the
-whole attempt, a slowly dripped body included; a reply body over ``max_reply_bytes`` (4 MiB by
-default, which also bounds the stored answer text) is that request's error. An error body is
+error; the body of a retried status is read and ends that error, since it says why the server
+cannot answer yet (llama-server's 503 "Loading model"). ``timeout`` bounds each network read
+and ``deadline`` (``timeout`` by default) the whole attempt, a slowly dripped body included; a
+reply body over ``max_reply_bytes`` (4 MiB by default, which also bounds the stored answer
+text) is that request's error. An error body is
 read up to ``ERROR_READ`` bytes whatever ``max_reply_bytes`` says, so its key is found whole
 and cut out before the stored message is cut. A 429 or 503 with ``Retry-After`` (seconds or an
 HTTP date), or a body that says when to come back (the wire format's ``asked_delay``), waits as
