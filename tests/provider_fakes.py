@@ -192,6 +192,15 @@ class ProviderServer:
         self.thread.join(timeout=10)
 
 
+def llama_listing(path: str, size: int = 100_000_000) -> dict:
+    """``GET /v1/models`` as llama-server answers it for the file at ``path``: its id is the path,
+    ``created`` the time of asking, and ``meta`` the file's facts (the slot context beside them)."""
+    return {"object": "list", "data": [{
+        "id": path, "aliases": [path], "tags": [], "object": "model", "created": int(time.time()),
+        "owned_by": "llamacpp", "meta": {"vocab_type": 2, "n_vocab": 49152, "n_ctx": 4096, "n_ctx_train": 8192,
+                                         "n_embd": 576, "n_params": 134515008, "size": size, "ftype": "Q4_1"}}]}
+
+
 class FakeServer:
     """Chat completions on 127.0.0.1. A fixed share of calls fails (``failure_rate`` 0.3: calls
     1, 4 and 7 of every 10), cycling through 429, 500, a stall past the client's timeout and a
@@ -205,9 +214,21 @@ class FakeServer:
         self.latency, self.in_flight, self.most_in_flight, self.arrivals = 0.0, 0, 0, []
         self.script = None  # a test's own reply: script(handler, body, call number), in place of the above
         self.paths = []
+        # GET /v1/models: None answers 404 (a server that lists no model), else this listing
+        self.listing: dict | None = None
+        self.answers_as: str | None = None  # the model replies name (None: the one asked for)
+        self.listings = 0
         outer = self
 
         class Handler(JsonHandler):
+            def do_GET(self):
+                self.counted = False  # a listing is no request in flight
+                with outer.lock:
+                    outer.listings += 1
+                if self.path != "/v1/models" or outer.listing is None:
+                    return self.send(404, error_body(404, "File Not Found", "not_found_error"))
+                self.send(200, json.dumps(outer.listing).encode())
+
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with outer.lock:
@@ -282,7 +303,7 @@ class FakeServer:
             choice["logprobs"] = {"content": [{**listed[0], "top_logprobs": listed}]}
         prompt = len(text.split())
         return {"id": f"chatcmpl-{self.calls}", "object": "chat.completion", "created": int(time.time()),
-                "model": body["model"], "choices": [choice],
+                "model": self.answers_as or body["model"], "choices": [choice],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": 1, "total_tokens": prompt + 1}}
 
     def close(self):

@@ -176,11 +176,12 @@ def _healthy(base: str) -> bool:
 
 
 @contextlib.contextmanager
-def serving(model_path: str, *args: str, threads: int = 1):
-    """``llama-server`` serving ``model_path`` on a free 127.0.0.1 port until the block ends: yields
-    the base URL (``http://127.0.0.1:PORT``). It is stopped on the way out, whatever happened."""
+def serving(model_path: str, *args: str, threads: int = 1, port: int | None = None):
+    """``llama-server`` serving ``model_path`` on a free 127.0.0.1 port (or ``port``: another
+    server started where one was) until the block ends: yields the base URL
+    (``http://127.0.0.1:PORT``). It is stopped on the way out, whatever happened."""
     server = build()
-    port = free_port()
+    port = port or free_port()
     base = f"http://127.0.0.1:{port}"
     log = tempfile.TemporaryFile()
     cmd = [server, "-m", model_path, "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads),

@@ -55,11 +55,16 @@ def convert(folder: str, out: str, *args: str) -> str:
 def smolvlm_gguf(workdir: str) -> tuple[str, str]:
     """(text GGUF, vision projector GGUF) of a tiny SmolVLM made in ``workdir``."""
     folder = tiny_smolvlm(os.path.join(workdir, "smolvlm"))
+    return text_gguf(folder, workdir), convert(folder, os.path.join(workdir, "mmproj.gguf"), "--mmproj")
+
+
+def text_gguf(folder: str, workdir: str) -> str:
+    """The text half of the SmolVLM in ``folder`` as a GGUF of its own (a random language model
+    with SmolLM2's tokenizer)."""
     text_only = os.path.join(workdir, "smolvlm-text")
     shutil.copytree(folder, text_only)
     with open(os.path.join(folder, "config.json")) as saved:
         text_config = json.load(saved)["text_config"]
     with open(os.path.join(text_only, "config.json"), "w") as out:
         json.dump({**text_config, "architectures": ["LlamaForCausalLM"], "model_type": "llama"}, out)
-    return (convert(text_only, os.path.join(workdir, "text.gguf")),
-            convert(folder, os.path.join(workdir, "mmproj.gguf"), "--mmproj"))
+    return convert(text_only, os.path.join(workdir, "text.gguf"))

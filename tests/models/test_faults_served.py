@@ -182,6 +182,19 @@ def first_refused_with_a_date():
     return script
 
 
+def without_vision(handler, body, call):
+    """llama-server without --mmproj, shown images."""
+    handler.send(500, b'{"error": {"code": 500, "message": "image input is not supported - hint: if this is '
+                      b'unexpected, you may need to provide the mmproj", "type": "server_error"}}')
+
+
+def check_stopped_at_the_first(row: Served, tmp_path: Path) -> None:
+    """One request reached the server; every record holds its error, the rest never sent."""
+    stored = records(tmp_path)
+    assert row.server.calls == 1 and stored and all("image input is not supported" in e for e in errors(tmp_path))
+    assert sorted({r["answer"]["meta"]["attempts"] for r in stored}) == [0, 1]
+
+
 def always(status: int, header: str):
     def script(handler, body, call):
         handler.send(status, b'{"error": "slow down"}', headers=[("Retry-After", header)])
@@ -355,6 +368,14 @@ ROWS = [
                                             check=check_redirect_not_followed), 3, FAILED, ENV),
     ("reply out of tokens (finish_reason length)", Served(cut_by_the_token_limit, check=check_counted_as_stopped),
      0, r"^$", ENV),
+    ("frames to a server without vision", Served(without_vision, args=("--model-arg", "concurrency=1"),
+                                                 check=check_stopped_at_the_first),
+     3, FAILED, ENV),
+    ("a dead proxy set for a server on 127.0.0.1", Served(check=check_nothing_asked,
+                                                          args=("--model-arg", "connect_window=0.2")), 1,
+     r"^Error: no connection to http://127\.0\.0\.1:\d+/v1 for [\d.]+ s \(ConnectError: .*\) through the proxy "
+     r"http://127\.0\.0\.1:9 \(HTTP_PROXY\): is the proxy up\? \(add the host to NO_PROXY to reach it directly\)$",
+     {**ENV, "HTTP_PROXY": "http://127.0.0.1:9", "http_proxy": "", "NO_PROXY": "", "no_proxy": ""}),
     ("concurrency=0", Served(huge, args=("--model-arg", "concurrency=0"), check=check_nothing_asked), 1,
      r"^Error: model-arg concurrency must be a whole number of 1 or more, not 0$", ENV),
     ("timeout=nan", Served(huge, args=("--model-arg", "timeout=nan"), check=check_nothing_asked), 1,

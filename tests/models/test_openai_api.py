@@ -238,14 +238,14 @@ def test_letter_and_yes_no_answers_are_asked_to_end_once_decided_and_reasoning_i
     """A choice ends at its first line break and a Yes/No answer also at its first full stop;
     free generation, which every chain-of-thought variant is asked as, gets no stop; and
     stop_when_decided=false sends none (a server that refuses ``stop``)."""
-    from timefoil.models import load_model
     from timefoil.models.requests import Request
+    from timefoil.models.served.openai import OpenAICompatible
 
     asks = {kind: Request(kind, None, "q", labels=("A", "B") if kind == "choice" else ())
             for kind in ("choice", "entailment", "generation")}
-    model = load_model("openai:m@http://127.0.0.1:9/v1")
+    model = OpenAICompatible("m", "http://127.0.0.1:9/v1")  # made, not loaded: no server asked which model it is
     stops = {kind: model.body(request, [], logprobs=True).get("stop") for kind, request in asks.items()}
     assert stops == {"choice": ["\n"], "entailment": ["\n", "."], "generation": None}
-    plain = load_model("openai:m@http://127.0.0.1:9/v1", {"stop_when_decided": "false"})
+    plain = OpenAICompatible("m", "http://127.0.0.1:9/v1", stop_when_decided=False)
     assert all("stop" not in plain.body(request, [], logprobs=True) for request in asks.values())
     assert model.fingerprint()["stop_when_decided"] is True and plain.fingerprint()["stop_when_decided"] is False

@@ -122,21 +122,33 @@ def test_a_refused_request_is_an_error_object_on_the_real_server_as_on_the_fake(
     assert set(json.loads(error_body(500, "boom", "server_error"))["error"]) == set(real["error"])
 
 
-def test_frames_sent_to_a_server_without_vision_are_errors_that_say_so(server, suite, tmp_path):
-    """llama-server without a vision projector answers a request with images HTTP 500 (retried,
-    as any 500 is): the error left once the retries are spent carries the server's words."""
-    from timefoil import RunConfig, run
-    from timefoil.execution.store import RunLog
-    from timefoil.video import Sampling
+def test_frames_sent_to_a_server_without_vision_end_the_run_at_once_in_one_line_naming_images(server, suite,
+                                                                                               tmp_path):
+    """llama-server without a vision projector answers a request with images HTTP 500 "image
+    input is not supported": no retry passes it, so ``timefoil run`` stops asking at the first,
+    says so in one line (what to do: --mmproj, or --blind) and records every request with the
+    server's words, the rest unsent; it ends with exit code 3 (failed items) within 20 s."""
+    import os
+    import subprocess
+    import sys
+    import time
 
-    config = RunConfig("synth", f"openai:smollm2@{server}/v1", data_dir=suite, protocol="entailment", limit=1,
-                       sampling=Sampling(frames=2), model_args={"backoff": "0.01", "max_retries": "1"})
-    report = run(config, str(tmp_path / "run"), cache_dir=str(tmp_path / "cache"), progress=False)
-    errors = {r["answer"]["error"] for r in RunLog(str(tmp_path / "run")).read()}
-    assert report.errors > 0 and len(errors) == 1, errors
-    (error,) = errors
-    assert error.startswith("api error after 2 attempts: TransientError: HTTP 500: ") and "\n" not in error
-    assert "image input is not supported" in error
+    from timefoil.execution.store import RunLog
+
+    command = [sys.executable, "-m", "timefoil.cli", "run", "synth", "--model", f"openai:smollm2@{server}/v1",
+               "--protocol", "entailment", "--frames", "2", "--data", suite, "--out", str(tmp_path / "run"),
+               "--cache-dir", str(tmp_path / "cache"), "--no-progress"]
+    started = time.monotonic()
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "TIMEFOIL_THREADS": "1"})
+    elapsed = time.monotonic() - started
+    assert result.returncode == 3 and elapsed < 20, (result.returncode, elapsed, result.stderr[-500:])
+    said = [line for line in result.stderr.splitlines() if "cannot see images" in line]
+    assert len(said) == 1 and "--mmproj" in said[0] and "--blind" in said[0], result.stderr
+    records = RunLog(str(tmp_path / "run")).read()
+    assert records and all("image input is not supported" in r["answer"]["error"] for r in records)
+    attempts = {r["request"]["key"]: r["answer"]["meta"]["attempts"] for r in records}
+    assert sorted(attempts.values())[-1] == 1 and sum(n == 0 for n in attempts.values()) >= len(attempts) - 8
 
 
 def test_a_machine_that_cannot_build_the_server_is_told_why_in_one_line(tmp_path, monkeypatch):

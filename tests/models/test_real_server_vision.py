@@ -82,9 +82,9 @@ def test_an_interrupted_run_resumes_as_an_uninterrupted_one(server, suite, tmp_p
     sent = []
     post = OpenAICompatible._post
 
-    async def counted(self, client, payload):
+    async def counted(self, client, payload, *shows):
         sent.append(payload)
-        return await post(self, client, payload)
+        return await post(self, client, payload, *shows)
 
     monkeypatch.setattr(OpenAICompatible, "_post", counted)
     resumes_as_uninterrupted(f"openai:tiny-smolvlm@{server}/v1", suite, tmp_path, monkeypatch, asked=sent)

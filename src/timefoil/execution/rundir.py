@@ -76,6 +76,8 @@ def _match(run_dir: str, stored: dict, wanted: dict) -> None:
                            f"{_part(wanted['shard'])}; use one --out directory per shard")
         if _other_weights(stored, wanted):
             raise other_weights(run_dir, sized_only=_sized_only(stored["model_fingerprint"]))
+        if _other_served(stored, wanted):
+            raise other_served(run_dir, stored["model_fingerprint"], wanted["model_fingerprint"])
         raise RunError(f"{run_dir} holds a run with another configuration; "
                        "use a new --out directory (or delete this one)")
 
@@ -122,6 +124,26 @@ def _other_weights(stored: dict, wanted: dict) -> bool:
     same = ("config", "shard")
     return all(stored.get(k) == wanted[k] for k in same) and \
         {k: v for k, v in before.items() if k != "weights"} == {k: v for k, v in now.items() if k != "weights"}
+
+
+def other_served(run_dir: str, before: dict, now: dict) -> RunError:
+    """The refusal of a run answered by another served model than the server serves now."""
+    from ..models.served.identity import described
+
+    return RunError(f"{run_dir} holds a run answered by {described(before.get('served'))}; "
+                    f"{now.get('base_url')} now serves {described(now.get('served'))}: serve that model again to "
+                    "resume, or use a new --out directory")
+
+
+def _other_served(stored: dict, wanted: dict) -> bool:
+    """Whether the stored run differs from this one by the served model alone (another file
+    served at the same address under the same spec), the setting that follows it included."""
+    before, now = stored.get("model_fingerprint"), wanted.get("model_fingerprint")
+    if not (isinstance(before, dict) and isinstance(now, dict)) or before.get("served") == now.get("served"):
+        return False
+    follows = ("served", "cache_prompt")  # sent to llama-server alone: it changes with the server
+    return all(stored.get(k) == wanted[k] for k in ("config", "shard")) and \
+        {k: v for k, v in before.items() if k not in follows} == {k: v for k, v in now.items() if k not in follows}
 
 
 def _sized_only(fingerprint: dict) -> bool:

@@ -101,7 +101,10 @@ def _openai(arg: str | None, options: dict, cache_dir: str) -> Model:
     require("api", "httpx", *(() if options.get("image_format") == "png" else ("PIL",)))
     from .served.openai import OpenAICompatible
 
-    return OpenAICompatible(model, base_url or "https://api.openai.com/v1", **typed_options(OpenAICompatible, options))
+    served = OpenAICompatible(model, base_url or "https://api.openai.com/v1",
+                              **typed_options(OpenAICompatible, options))
+    served.identify()  # which model the server answers with: part of every cache key, read once
+    return served
 
 
 def _blind_lm(arg: str | None, options: dict, cache_dir: str) -> Model:

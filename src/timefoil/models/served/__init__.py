@@ -25,4 +25,6 @@ def load(provider: str, arg: str | None, options: dict, cache_dir: str | None = 
     require("api", "httpx", *(("PIL",) if images else ()))
     adapter = getattr(importlib.import_module(f".{module}", __name__), name)
     given = [base_url] if base_url else []  # else the provider's own, the class's default
-    return adapter(model, *given, **typed_options(adapter, options))
+    served = adapter(model, *given, **typed_options(adapter, options))
+    served.identify()  # which model answers: part of every cache key, read once
+    return served

@@ -72,6 +72,14 @@ class Gemini(ServedModel):
     def key_names(self) -> tuple[str, ...]:
         return ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
+    def replied_model(self, data: Any) -> str | None:
+        named = data.get("modelVersion") if isinstance(data, dict) else None
+        return named if isinstance(named, str) else None
+
+    def sampling(self, payload: dict) -> dict:
+        config = payload.get("generationConfig") or {}
+        return {k: v for k, v in config.items() if k not in ("responseLogprobs", "logprobs")}
+
     def headers(self, key: str) -> dict[str, str]:
         return {"x-goog-api-key": key} if key else {}
 

@@ -22,10 +22,15 @@ from ..base import FrameSource, Model
 from .frames import IMAGE_FORMATS, Encoded, EncodedFrames, NotSendable, encode_image
 from ...core.options import checked_number
 from .reading import Reply, first_token_probs
+from .stopping import Stop
 from .transport import Transport
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 HEADER_SAFE = re.compile(r"[\x20-\x7e]+")  # printable ASCII: what every header value of a key is sent as
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a terminal acts on (tabs, newlines: spaces)
+LINE_CHARS = 1000  # a server's words in a printed line, at most
+# the body fields that ask for a sampling, whatever the wire format calls them
+SAMPLING_FIELDS = ("temperature", "top_p", "seed", "stop", "max_tokens", "cache_prompt")
 
 
 @dataclass(kw_only=True, eq=False, repr=False)  # no repr: the fields hold the URL as given, key and all
@@ -43,6 +48,7 @@ class ServedModel(Transport, Model):
     max_backoff: float = 30.0
     max_retry_after: float = 60.0
     max_reply_bytes: int = 4 * 1024**2
+    connect_window: float = 15.0  # seconds of refused connections after which no request is sent
 
     batch_size: ClassVar[int] = 64
     stores_frames: ClassVar[bool] = False  # frames cached on disk are read; none are written
@@ -64,17 +70,28 @@ class ServedModel(Transport, Model):
         self.max_backoff = checked_number("max_backoff", self.max_backoff, least=0)
         self.max_retry_after = checked_number("max_retry_after", self.max_retry_after, least=0)
         self.max_reply_bytes = checked_number("max_reply_bytes", self.max_reply_bytes, least=1, whole=True)
+        self.connect_window = checked_number("connect_window", self.connect_window, least=0)
         # The endpoint keeps the URL's userinfo and query (a server may take its key there); every
         # name, fingerprint and message uses the public form without them.
         given = self.base_url.rstrip("/")
         parts = urlsplit(given)
         self.endpoint = urlunsplit(parts._replace(path=parts.path.rstrip("/") + self.path(), fragment=""))
+        listing = self.listing_path()
+        self.listing = urlunsplit(parts._replace(path=parts.path.rstrip("/") + listing, fragment="")) \
+            if listing else None
         self.url_secrets = url_secrets(given)
         self.base_url = public_url(given).rstrip("/")
         self.name = f"{self.provider}:{self.model}@{self.base_url}"
         self.encoded = EncodedFrames()
         self.stats = {"http_requests": 0, "retries": 0}
         self._warned = False
+        self.stopped = None  # the error no retry passes, once one came: later requests are not sent
+        self.waiting: set = set()  # waits before a retry, woken when the asking stops
+        self.refused_since: float | None = None  # when connections began to be refused (none since)
+        self.identity: dict | None = None  # the served model, as the server lists it (identify)
+        self.identity_note = "not asked"  # why there is none
+        self.answering: str | None = None  # the model replies name, once the first one came
+        self.sampled: dict[str, list[dict]] = {}  # each request kind's sampling, as sent
         if self.key_required and not self.api_key() and not self._local():
             raise ValueError(f"no API key for {self.name}: set {' or '.join(self.key_names())}")
         held = next((name for name in self.key_names() if os.environ.get(name)), None)
@@ -116,6 +133,74 @@ class ServedModel(Transport, Model):
     def image_limit(self) -> int | None:
         """The most images one request may show; None: no limit of the provider's."""
         return None
+
+    def listing_path(self) -> str | None:
+        """Where the server lists the models it serves, after the base URL's path; None: nowhere."""
+        return None
+
+    def replied_model(self, data: Any) -> str | None:
+        """The model a successful reply names."""
+        named = data.get("model") if isinstance(data, dict) else None
+        return named if isinstance(named, str) else None
+
+    def sampling(self, payload: dict) -> dict:
+        """What a request body asks of the sampling (temperature, seed, stop, token budget)."""
+        return {k: payload[k] for k in SAMPLING_FIELDS if k in payload}
+
+    # -- the served model's identity -------------------------------------------------------------
+    def identify(self) -> None:
+        """Read once, when the model loads, which model the server serves (``identity``); raises
+        ValueError (one line) where the server refuses the key or cannot be reached."""
+        if self.listing is None:
+            self.identity_note = f"{self.provider} lists no model: answers are keyed by the spec alone"
+            return
+        from .identity import read_listing
+
+        self.identity, why = read_listing(self)
+        self.identity_note = "" if self.identity else f"{why}: answers are keyed by the spec alone"
+
+    def served_fingerprint(self) -> dict:
+        """The served model's identity, for the fingerprint: nothing where the server names none
+        (the key stays what it was before servers were asked)."""
+        return {"served": self.identity} if self.identity else {}
+
+    def other_answerer(self, named: str | None) -> Stop | None:
+        """The stop for a reply named by another model than the one the run is keyed by: the
+        listed one where the server answers any name with it, else the first reply's."""
+        if not named:
+            return None
+        expected = self.identity.get("id") if self.identity and self.identity.get("answers_any_name") \
+            else self.answering
+        if expected is None:
+            self.answering = named
+            return None
+        if named == expected:
+            return None
+        said = (f"the server at {self.base_url} now answers as {named!r}, not {expected!r} which this run is "
+                "keyed by (another model was started there); serve that model again, or start a new --out")
+        return Stop(f"api error: {said}", said)
+
+    def note_sampling(self, kind: str, payload: dict) -> None:
+        asked = self.sampling(payload)
+        seen = self.sampled.setdefault(kind, [])
+        if asked not in seen and len(seen) < 8:
+            seen.append(asked)
+
+    @property
+    def notes(self) -> dict:
+        """For run.json: the served model (or why none is named) and the sampling each request
+        kind asked, as sent."""
+        served = {"served_model": self.identity or f"not named ({self.identity_note})"}
+        if self.answering:
+            served["replies_named"] = self.answering
+        sampled = {kind: seen[0] if len(seen) == 1 else seen for kind, seen in sorted(self.sampled.items())}
+        return {**served, **({"sampling": sampled} if sampled else {})}
+
+    def clean_text(self, text: str) -> str:
+        """A server's words as a message holds them: keys cut out, one line."""
+        from ...core.redaction import redact
+
+        return " ".join(CONTROL.sub("", redact(text, self.api_key(), *self.url_secrets)).split())[:LINE_CHARS]
 
     def shown(self, request: Request, frames: FrameSource) -> list[Encoded]:
         """The request's frames as images, encoded once per sample."""

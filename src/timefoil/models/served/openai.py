@@ -23,6 +23,7 @@ from .model import ServedModel
 from .reading import Reply
 
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+LLAMA_CPP = "llamacpp"  # what llama-server's model listing says owns its model
 
 
 def refuse_key_env(name: object, default: str) -> None:
@@ -53,6 +54,7 @@ class OpenAICompatible(ServedModel):
     max_tokens: int | None = None
     seed: int | None = 0
     stop_when_decided: bool = True
+    cache_prompt: bool | None = None  # None: false where the server is llama-server (see deterministic_cache)
 
     provider: ClassVar[str] = "openai"
     key_required: ClassVar[bool] = False  # a server of one's own may take none: warned about, not refused
@@ -61,17 +63,34 @@ class OpenAICompatible(ServedModel):
         refuse_key_env(self.api_key_env, type(self).api_key_env)
         self.logprobs = bool(self.logprobs)
         self.stop_when_decided = bool(self.stop_when_decided)
+        if self.cache_prompt is not None:
+            self.cache_prompt = bool(self.cache_prompt)
         self.top_logprobs = checked_count("top_logprobs", self.top_logprobs, least=0)
         self.max_tokens = checked_count("max_tokens", self.max_tokens, optional=True)
         super().__post_init__()
 
     def fingerprint(self) -> dict:  # the key is deliberately absent
+        cache = self.sent_cache_prompt
         return {"name": "openai", "model": self.model, "base_url": self.base_url, "logprobs": self.logprobs,
                 "top_logprobs": self.top_logprobs, **self.shown_fingerprint(),
-                "max_tokens": self.max_tokens, "seed": self.seed, "stop_when_decided": self.stop_when_decided}
+                "max_tokens": self.max_tokens, "seed": self.seed, "stop_when_decided": self.stop_when_decided,
+                **self.served_fingerprint(), **({"cache_prompt": cache} if cache is not None else {})}
+
+    @property
+    def sent_cache_prompt(self) -> bool | None:
+        """llama-server's ``cache_prompt``, where it is sent: false unless asked otherwise, since
+        a reused prompt cache changes answers with what the slot held before (a resumed run then
+        differs from an uninterrupted one); None (not sent) to any other server, which may refuse
+        a field it does not know."""
+        if not (self.identity and self.identity.get("owned_by") == LLAMA_CPP):
+            return None
+        return False if self.cache_prompt is None else self.cache_prompt
 
     def path(self) -> str:
         return "/chat/completions"
+
+    def listing_path(self) -> str:
+        return "/models"
 
     def key_names(self) -> tuple[str, ...]:
         return (self.api_key_env,)
@@ -92,6 +111,8 @@ class OpenAICompatible(ServedModel):
             payload["stop"] = list(DECIDED_AT[request.kind])
         if self.logprobs and logprobs:
             payload.update(logprobs=True, top_logprobs=self.top_logprobs)
+        if self.sent_cache_prompt is not None:
+            payload["cache_prompt"] = self.sent_cache_prompt
         return payload
 
     def reply(self, data: Any) -> Reply:

@@ -69,3 +69,4 @@ class Reply:
     alternatives: list[tuple[Any, Any]] = field(default_factory=list)
     attempts: int = 1
     latency: float = 0.0
+    model: Any = None  # the model the reply names (the transport compares it with the one it expects)
