@@ -14,7 +14,7 @@ from ..core.redaction import redact
 from ..execution.config import RunConfig
 from ..execution.plan import plan_run
 from ..execution.records import capped_line
-from ..commands.running import (EXIT_FAILED_REQUESTS, failure_summary, load_announced, retry_command,
+from ..commands.running import (EXIT_FAILED_REQUESTS, failure_summary, load_announced, retry_command, unread_summary,
                                 too_many_failed, worker_lines)
 from ..execution.runner import Runner
 from ..execution.stored import score_run
@@ -144,6 +144,8 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
     summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
     if summary:
         click.echo(redact(summary), err=True)  # the command line may hold a key in the model's URL
+    if unread_summary(reports):  # last: where the eye lands, not the numbers' table
+        click.echo(unread_summary(reports), err=True)
         if too_many_failed(reports, flags["max_error_rate"]):
             sys.exit(EXIT_FAILED_REQUESTS)
 
@@ -195,6 +197,8 @@ def _run_papers(names: list[str], out: str, flags: dict, options: dict[str, dict
     summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
     if summary:
         click.echo(redact(summary), err=True)
+    if unread_summary(reports):
+        click.echo(unread_summary(reports), err=True)
     if skipped:
         raise Failure(f"{len(skipped)} of {len(names)} benchmarks skipped "
                       f"({', '.join(line.split(':')[0] for line in skipped)}); the others are in {out}")

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..execution.store import CONFIG
+from ..measures.stats import unread_of
 from .headline import headline
 from .report import ScoredRun, paper_numbers, split_name, value_text
 
@@ -96,8 +97,9 @@ def print_card(runs: list[ScoredRun], console: Console, title: str = "card") -> 
         cells = [f"{report.benchmark} · {report.protocol}", run.sampling,
                  "\n".join(split_name(m.name)[1] for m in shown) or "–",
                  _lines([value_text(m) if m.value is not None else Text("–", style="dim") for m in shown]),
-                 _lines([Text(f"{(m.ci95[1] - m.ci95[0]) / 2:.1f}" if m.ci95 else "", style="dim") for m in shown]),
-                 _lines([Text("" if m.chance is None else f"{m.chance:.1f}") for m in shown]),
+                 _lines([Text(f"{(m.ci95[1] - m.ci95[0]) / 2:.1f}" if m.ci95 and not unread_of(m) else "",
+                              style="dim") for m in shown]),
+                 _lines([Text("" if m.chance is None or unread_of(m) else f"{m.chance:.1f}") for m in shown]),
                  "\n".join(numbers[:len(shown)]) or "–"]
         table.add_row(*([report.model] if len(models) > 1 else []), *cells)
         if row != "–":

@@ -16,7 +16,7 @@ from ..protocols import OWN_WORDING, PROTOCOLS
 from ..protocols.readings import MEANT, READINGS
 from ..execution.stored import load_run, score_run
 from ..scoring import ScoreReport
-from ..measures.stats import MetricValue
+from ..measures.stats import MetricValue, unread_of, unread_words
 from .fit import make_console, print_table, say
 from .headline import ABOVE, BELOW, RULE, headline, mark_of, with_marks
 from .shapes import COVERAGE, Shaped, shaped_tables, shown_sources
@@ -110,7 +110,11 @@ def reading_line(report: ScoreReport) -> str | None:
 
 def value_text(metric: MetricValue) -> Text:
     """The value with its mark: ▲ (and bold) above chance, ▼ (and red) below; a mark that
-    survives where bold and colour do not (a log, a file)."""
+    survives where bold and colour do not (a log, a file). A metric whose answers are mostly
+    unread is no score: "— (84 / 84 unread)" stands in its place."""
+    counts = unread_of(metric)
+    if counts:
+        return Text(unread_words(counts), style="red")
     mark = mark_of(metric)
     text = Text(f"{metric.value:.1f}", style="bold" if mark == ABOVE else "red" if mark == BELOW else "")
     if mark in (ABOVE, BELOW):
@@ -123,6 +127,8 @@ def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
     if metric is None or metric.value is None:
         return _with_other_reading(Text("–", style="dim"), metric)
     text = value_text(metric)
+    if unread_of(metric):  # no interval, chance or n beside a number that is not shown
+        return _with_other_reading(text, metric)
     if metric.ci95:
         text.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
     if metric.extra.get("warning"):
@@ -241,6 +247,9 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     report = run.report
     lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "
              f"{report.stopped} stopped (refused, blocked or out of tokens) · {report.ties} ties"]
+    unread = unread_line(report)
+    if unread:
+        lines.append(f"  {unread}")
     if run.ran_on:
         lines.append(f"  ran on {run.ran_on}")
     read = reading_line(report)
@@ -259,11 +268,22 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     return lines
 
 
+def unread_line(report: ScoreReport) -> str | None:
+    """The line naming a run's unread answers, where some of its numbers are shown as unread."""
+    if not any(unread_of(m) for m in report.metrics):
+        return None
+    share = f"{report.parse_failures + report.stopped:,} of {report.answers:,} answers"
+    return (f"{report.benchmark} · {report.protocol}: {share} could not be read ({report.parse_failures:,} parse "
+            f"failures, {report.stopped:,} stopped); numbers read from fewer than half their answers are shown as "
+            f"unread, not as scores")
+
+
 LEGEND = (f"{RULE} · ±: half-width of the 95% CI · c: that number's chance · paper c: the chance the paper "
           "states, where it differs · n: its own count where it differs from the row's · !: joined videos with "
           "fewer than 3 frames · paper · / released README · / released code ·: quoted from the paper or the "
           "benchmark's repository, not run here · meant / released: the number under the other reading of the "
-          "answers, where it differs (under a – where that reading has none)")
+          "answers, where it differs (under a – where that reading has none) · — (u / n unread): more than half "
+          "of that number's n answers could not be read, so it is no score")
 
 
 def print_runs(runs: list[ScoredRun], console: Console | None = None, headlines: bool = True) -> None:
@@ -323,9 +343,9 @@ def headline_table(rows: list[tuple[str, str, ScoredRun]], title: str, notes: li
                 values.append_text(_with_other_reading(Text("–", style="dim"), metric))
             else:
                 values.append_text(value_text(metric))
-                if metric.ci95:
+                if metric.ci95 and not unread_of(metric):
                     values.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
-            chances.append("" if metric.chance is None else f"{metric.chance:.1f}")
+            chances.append("" if metric.chance is None or unread_of(metric) else f"{metric.chance:.1f}")
         cells = [name, where, "\n".join(split_name(m.name)[1] for m in shown) or "–", values, chances]
         if papers is not None:
             numbers, whose = papers[index]
