@@ -146,8 +146,8 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
         click.echo(redact(summary), err=True)  # the command line may hold a key in the model's URL
     if unread_summary(reports):  # last: where the eye lands, not the numbers' table
         click.echo(unread_summary(reports), err=True)
-        if too_many_failed(reports, flags["max_error_rate"]):
-            sys.exit(EXIT_FAILED_REQUESTS)
+    if summary and too_many_failed(reports, flags["max_error_rate"]):
+        sys.exit(EXIT_FAILED_REQUESTS)
 
 
 def _run_papers(names: list[str], out: str, flags: dict, options: dict[str, dict]) -> None:
