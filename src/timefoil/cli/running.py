@@ -25,9 +25,10 @@ from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, ke
 
 
 def _run_epilog() -> str:
-    from ..benchmarks import BENCHMARKS
+    from ..benchmarks import BENCHMARKS, paper_order
 
-    return ("Benchmarks: " + ", ".join(sorted(BENCHMARKS)) + "; all: the five papers' (with --data-root).\n\n"
+    return ("Benchmarks: " + ", ".join(sorted(BENCHMARKS, key=paper_order))
+            + "; all: the five papers' (with --data-root).\n\n"
             "Models (--model): random, constant, bag-of-frames (reference models); hf:<hub id or folder> (a "
             "video LLM or a text LM through transformers); clip:<hub id or folder>, openclip:<arch>:<tag> "
             "(contrastive); openai:<model>@<url>, gemini:<model>, anthropic:<model> (served); blind-lm, blind-embed "

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..benchmarks import BENCHMARKS, DataError, get_benchmark
+from ..benchmarks import BENCHMARKS, PAPERS, DataError, get_benchmark
 from ..core.redaction import redact
 from ..execution.config import RunConfig, RunError
 from ..execution.plan import RunPlan, plan_run
@@ -25,7 +25,6 @@ from ..protocols import get_protocol
 from .benchargs import run_options
 from .checking import weights_changed, weights_sized_only
 
-PAPERS = ("vinoground", "temporalbench", "vitatecs", "velociti", "vilma")  # "all"
 SUITE = "suite.json"  # in a folder that run all (or a list) wrote: one run per benchmark beneath
 # protocols tried, in this order, where a model cannot answer a benchmark's default one: a chat
 # model is asked to choose between the captions (both orders), else whether a caption holds

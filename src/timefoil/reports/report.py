@@ -154,8 +154,11 @@ def _with_other_reading(text: Text, metric: MetricValue | None) -> Text:
     return text
 
 
-def run_table(run: ScoredRun) -> Table:
+def run_table(run: ScoredRun, named: bool = True) -> Table:
+    """The run's sections as rows, its metrics as columns; ``named`` False: its title leaves out
+    the model, named once above every run's table."""
     report = run.report
+    label = run.label if named else run.label.removeprefix(f"{report.model} · ")
     by_section: OrderedDict[str, dict[str, MetricValue]] = OrderedDict()
     columns: list[str] = []
     for metric in report.metrics:
@@ -163,7 +166,7 @@ def run_table(run: ScoredRun) -> Table:
         by_section.setdefault(section, {})[name] = metric
         if name not in columns:
             columns.append(name)
-    table = Table(title=f"{report.benchmark} · {report.protocol} · {run.label}", title_justify="left")
+    table = Table(title=f"{report.benchmark} · {report.protocol} · {label}", title_justify="left")
     table.add_column("section", no_wrap=True)
     table.add_column("n", justify="right", no_wrap=True)
     for name in columns:
@@ -293,8 +296,12 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None, headlines:
     console = console or make_console()
     # marked here too: ``score`` swaps in the report it scored itself
     runs = [replace(run, report=with_marks(run.report)) for run in runs]
+    models = {run.report.model for run in runs}
+    shared = len(runs) > 1 and len(models) == 1  # the model named once, not in every table's title
+    if shared:
+        say(console, f"model {runs[0].report.model}", style="bold", markup=False)
     for run in runs:
-        print_table(console, run_table(run), keep=2)
+        print_table(console, run_table(run, named=not shared), keep=2)
         for line in failure_lines(run):
             # not markup: an error quotes a server's words, and "[/b]" there would be read as a tag
             console.print(line, style="red" if line.startswith("  error") else "dim", markup=False)
