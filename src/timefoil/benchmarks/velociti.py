@@ -364,6 +364,7 @@ BENCHMARK = Benchmark(
     prompts=Prompts(entailment=ENTAIL, choice=CHOICE, source="paper App. C Fig. 15 (open models, Gemini)"),
     variants=PROMPT_VARIANTS,
     written_variant=("closed", "open"),  # App. C: the closed models were told to answer Yes or No
+    option_values={"subset": (("paper",), "a file of item ids (a JSON list, or one per line)")},
     order_policy="both",
     # "Avg" of the paper: the mean over the seven tests, control left out, for every metric;
     # the facets of its Figure 1 (multi-event: the tests with several events in both captions).

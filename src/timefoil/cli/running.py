@@ -107,6 +107,13 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
         if flags["data_dir"]:
             raise click.BadParameter("give --data or --data-root, not both")
         flags["data_dir"] = os.path.join(flags["data_root"], benchmark)
+        if not os.path.isdir(flags["data_dir"]):
+            raise click.UsageError(f"--data-root {flags['data_root']} holds no {benchmark} folder; get it with: "
+                                   f"timefoil prepare {benchmark} --dest {flags['data_dir']}, or give its files "
+                                   "with --data DIR")
+    if not flags["data_dir"]:
+        raise click.UsageError(f"{benchmark} needs its files: --data DIR (the folder holding them) or --data-root "
+                               f"DIR (its folder DIR/{benchmark}, as timefoil prepare writes it)")
     asked, loader = run_options(options)
     part = Shard.parse(flags["shard"]) if flags["shard"] else None
     ray, samplings = _ray(flags), _samplings(benchmark, flags)
