@@ -32,10 +32,11 @@ def test_an_option_value_that_is_neither_a_word_nor_a_file_names_the_words(tmp_p
     assert last(done) == ("Error: --bench-arg velociti.subset=papr: velociti's subset takes paper, or a file of item "
                           "ids (a JSON list, or one per line); 'papr' is neither paper nor an existing file (did you "
                           "mean paper?)")
-    words = run("vinoground", "--data", str(tmp_path), "--bench-arg", "concatenated=joined", "--out", str(tmp_path / "o"))
+    words = run("vinoground", "--data", str(tmp_path), "--bench-arg", "concatenated=joined", "--out",
+                str(tmp_path / "o"))
     assert words.exit_code == 2
-    assert last(words) == ("Error: --bench-arg concatenated=joined: vinoground's concatenated takes built or published; "
-                           "'joined' is not built or published")
+    assert last(words) == ("Error: --bench-arg concatenated=joined: vinoground's concatenated takes built or "
+                           "published; 'joined' is not built or published")
     # an existing file is taken as the file it may be: past the check, the loader reads it
     ids = tmp_path / "ids.txt"
     ids.write_text("x\n")
