@@ -18,6 +18,7 @@ from .hub import SpecError, check_source
 from ..core.options import typed_options
 from ..core.registry import Registry, UnknownName, did_you_mean, said
 from .reference import BagOfFramesModel, ConstantModel, RandomModel
+from .torchvision_match import say_mismatch
 
 # loader(argument after "name:", options as given, cache directory of the run)
 Loader = Callable[[str | None, dict, str], Model]
@@ -71,6 +72,7 @@ def _hf(arg: str | None, options: dict, cache_dir: str) -> Model:
         raise ValueError("hf models are named hf:<hub id or folder>")
     require("hf", "torch", "transformers")
     check_source("hf", arg, options.get("revision"))  # before torch loads: a typo is said at once
+    say_mismatch()  # a torchvision built for another torch: one line, before it fails somewhere inside
     from ..core.weights import quiet_transformers
     from .local.hf_generative import HFGenerative
 
@@ -83,6 +85,7 @@ def _clip(arg: str | None, options: dict, cache_dir: str) -> Model:
         raise ValueError("contrastive models are named clip:<hub id or folder> (CLIP, SigLIP, X-CLIP)")
     require("hf", "torch", "transformers", "PIL")
     check_source("clip", arg)
+    say_mismatch()  # a torchvision built for another torch: one line, before it fails somewhere inside
     from .local.contrastive import Contrastive
 
     return Contrastive(arg, **typed_options(Contrastive, options))
@@ -93,6 +96,7 @@ def _openclip(arg: str | None, options: dict, cache_dir: str) -> Model:
     if not arch:
         raise ValueError("open_clip models are named openclip:<architecture>:<pretrained tag>")
     require("openclip", "torch", "open_clip")
+    say_mismatch()  # a torchvision built for another torch: one line, before it fails somewhere inside
     from .local.contrastive import Contrastive
 
     return Contrastive(arch, backend="openclip", pretrained=pretrained or None, **typed_options(Contrastive, options))
