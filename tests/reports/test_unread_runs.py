@@ -2,15 +2,19 @@
 letter to every Yes/No question (the fake OpenAI-compatible server, no log-probabilities) gets
 "— (N / N unread)" in the tables and the card, "unread" on its progress line and in the HTML
 verdict, its numbers kept beside the count in the JSON, and a last line naming the parse failures."""
+import io
 import json
 import os
 
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 from benchmark_files import five_benchmarks
 from timefoil.cli import main
 from timefoil.measures.stats import MetricValue, unread_of, unread_words
+from timefoil.reports.card import print_card
+from timefoil.reports.report import load_scored
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +61,11 @@ def test_a_served_run_whose_yes_no_answers_are_letters_is_shown_unread_everywher
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"answers that could not be read: velociti · entailment: {answers} of {answers} "
                            f"({answers} parse failures, 0 stopped)"), last
+
+    card = io.StringIO()  # the card run all and report print: the count in the value's place, no ± nor chance
+    print_card([load_scored(str(out))], Console(file=card, width=100, color_system=None), title="card")
+    row = next(line for line in card.getvalue().splitlines() if "velociti · entailment" in line)
+    assert row.rstrip().endswith(f"{unread}                        –"), card.getvalue()  # ±, chance: blank
 
     scored = json.loads(CliRunner().invoke(main, ["score", str(out), "--json"]).output)
     assert scored["parse_failures"] == scored["answers"] == answers
