@@ -72,7 +72,7 @@ def run_reporting(cmd: list[str], what: str, log, timeout: float, every: float =
         finally:
             if process.poll() is None:
                 process.kill()
-                process.wait()
+                process.wait(timeout=STOP_TIMEOUT_S)
         output.seek(0)
         return code, output.read().decode(errors="replace")
 

@@ -308,6 +308,9 @@ HEADER_REFUSED = (r"^Error: the key in OPENAI_API_KEY holds a character an HTTP 
                   r"or a control character such as a newline\): set OPENAI_API_KEY to the key alone$")
 FAILED = r"items failed \(\d+ × api error[^)]*\); ask them again with: "
 ENV = {"OPENAI_API_KEY": ENV_KEY}
+# a run whose every answer was stopped: its numbers are unread, and its last line says so
+ALL_STOPPED = (r"^answers that could not be read: synth · \w+: (\d+) of \1 \(0 parse failures, \1 stopped\); "
+               r"their numbers are shown as unread, not as scores \(.*\)$")
 ROWS = [
     ("server echoes the key across the 300-character cut", Served(echo_key_across_the_cut, check=check_cut_error),
      3, FAILED, ENV),
@@ -354,7 +357,7 @@ ROWS = [
     ("307 redirect to another host", Served(redirected, args=("--model-arg", "max_retries=2", *FAST_RETRIES),
                                             check=check_redirect_not_followed), 3, FAILED, ENV),
     ("reply out of tokens (finish_reason length)", Served(cut_by_the_token_limit, check=check_counted_as_stopped),
-     0, r"^$", ENV),
+     0, ALL_STOPPED, ENV),
     ("concurrency=0", Served(huge, args=("--model-arg", "concurrency=0"), check=check_nothing_asked), 1,
      r"^Error: model-arg concurrency must be a whole number of 1 or more, not 0$", ENV),
     ("timeout=nan", Served(huge, args=("--model-arg", "timeout=nan"), check=check_nothing_asked), 1,

@@ -20,7 +20,7 @@ FIGURE = r"(?P<value>-?\d+\.\d[▲▼]?|— \(\d+ / \d+ unread\)|–)"
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory):
+def papers_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("card")
     data = five_benchmarks(root / "data")
     # choice where the papers allow it: four headline figures a run, under labels long enough to wrap
@@ -38,8 +38,8 @@ def printed(width: int, draw) -> str:
 
 
 @pytest.mark.parametrize("width", [80, 100, 120])
-def test_each_figure_of_the_card_stands_on_its_own_labels_line(suite, width):
-    runs = [load_scored(d) for d in run_dirs_in(suite)]
+def test_each_figure_of_the_card_stands_on_its_own_labels_line(papers_run, width):
+    runs = [load_scored(d) for d in run_dirs_in(papers_run)]
     text = printed(width, lambda console: print_card(runs, console, title="card"))
     lines = text.splitlines()
     assert max(len(line.rstrip()) for line in lines) <= min(width, 100)
@@ -58,18 +58,18 @@ def test_each_figure_of_the_card_stands_on_its_own_labels_line(suite, width):
         assert cell and label.startswith(cell), (width, line, label)  # its own label's first line
 
 
-def test_a_suite_is_listed_in_the_papers_order_whatever_its_folders_sort(suite):
+def test_a_suite_is_listed_in_the_papers_order_whatever_its_folders_sort(papers_run):
     # folders sort temporalbench, velociti, vilma, vinoground, vitatecs; the papers' order is another
-    assert [load_scored(d).report.benchmark for d in run_dirs_in(suite)] == list(PAPERS)
-    shown = CliRunner().invoke(main, ["report", suite])
+    assert [load_scored(d).report.benchmark for d in run_dirs_in(papers_run)] == list(PAPERS)
+    shown = CliRunner().invoke(main, ["report", papers_run])
     assert shown.exit_code == 0, shown.output
     titles = [line.split(" · ")[0] for line in shown.output.splitlines()
               if re.match(r"^(\w+) · \w+ · \d", line)]
     assert list(dict.fromkeys(titles)) == list(PAPERS)
 
 
-def test_tables_at_80_columns_are_stacked_whole_and_name_the_model_once(suite):
-    runs = [load_scored(d) for d in run_dirs_in(suite)]
+def test_tables_at_80_columns_are_stacked_whole_and_name_the_model_once(papers_run):
+    runs = [load_scored(d) for d in run_dirs_in(papers_run)]
     text = printed(80, lambda console: print_runs(runs, console, headlines=False))
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80
     assert "…" not in text and not re.search(r"\(\d+ of \d+\)", text)  # no table in pieces
