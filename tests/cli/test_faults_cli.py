@@ -206,7 +206,9 @@ FAULTS += [] if importlib.util.find_spec("transformers") is None else [  # the t
     *([] if importlib.util.find_spec("timm") else [  # where timm imports, the frame encoder is built
         Fault("PE-Video whose timm frame encoder cannot be built", pe_video_run, 1,
               r"PE-Video's frame encoder cannot be built here \(.*timm.*\); it is a timm model: install timm, "
-              r"which needs a torchvision built for your torch$", nothing_written)]),
+              r"which needs a torchvision built for your torch: pip install --no-deps torchvision==0\.\d+\.\d+ \(the "
+              r"release built for the installed torch .*; --no-deps keeps that torch\), or leave torchvision out$",
+              nothing_written)]),
     Fault("PE-Video processor size of no known shape", lambda t: pe_video_run(t, size={"longest_edge": 32}), 1,
           r"PE-Video's video processor size must be an integer, height and width, or shortest_edge; got "
           r"\{'longest_edge': 32\}$", nothing_written),

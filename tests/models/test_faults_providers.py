@@ -201,6 +201,9 @@ LIMIT = "model error: anthropic takes at most 100 images per request (max_images
     "sample fewer (--frames, --max-frames)"
 CLIP = "model error: video_input=file sends the clip as it plays; the shuffled frame-order ablation needs " \
     "video_input=frames"
+# every answer stopped (refused, blocked, out of tokens): its numbers are unread, and the run's last line says so
+ALL_STOPPED = (r"^answers that could not be read: synth · \w+: (\d+) of \1 \(0 parse failures, \1 stopped\); "
+               r"their numbers are shown as unread, not as scores \(.*\)$")
 ROWS = [
     ("gemini without GEMINI_API_KEY or GOOGLE_API_KEY", Provided("gemini", serve=False, check=nothing_written), 1,
      r"^Error: no API key for gemini:m@https://generativelanguage\.googleapis\.com/v1beta: "
@@ -254,11 +257,11 @@ ROWS = [
               check=retry_gaps(0.45, 2.0, EXHAUSTED)),
      3, FAILED.format("api error"), KEYS["gemini"]),
     ("gemini reply blocked for SAFETY", Provided("gemini", gemini_finished("SAFETY", []), check=counted_as_stopped("")),
-     0, r"^$", KEYS["gemini"]),
+     0, ALL_STOPPED, KEYS["gemini"]),
     ("gemini thinking model out of tokens before its answer",
      Provided("gemini", gemini_finished("MAX_TOKENS", [{"text": "The man jumps, so", "thought": True}]),
-              check=counted_as_stopped("")), 0, r"^$", KEYS["gemini"]),
-    ("anthropic refusal", Provided("anthropic", anthropic_refused, check=counted_as_stopped("")), 0, r"^$",
+              check=counted_as_stopped("")), 0, ALL_STOPPED, KEYS["gemini"]),
+    ("anthropic refusal", Provided("anthropic", anthropic_refused, check=counted_as_stopped("")), 0, ALL_STOPPED,
      KEYS["anthropic"]),
     ("gemini video_input=film", Provided("gemini", args=("--model-arg", "video_input=film"), check=nothing_written),
      1, r"^Error: model-arg video_input must be frames or file, not 'film'$", KEYS["gemini"]),

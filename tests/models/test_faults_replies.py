@@ -147,7 +147,10 @@ SERVED = {
 }
 FAULTS = [Fault(name, served.prepare, code, last, served.after, env=ENV, timeout=40)
           for name, (served, code, last) in SERVED.items()]
-FAULTS.append(Fault("local text model answers off format at its token budget", local_out_of_tokens, 0, r"^$",
+# every answer stopped: its numbers are shown as unread, and the run's last line says so
+ALL_STOPPED = (r"^answers that could not be read: synth · \w+: (\d+) of \1 \(0 parse failures, \1 stopped\); "
+               r"their numbers are shown as unread, not as scores \(.*\)$")
+FAULTS.append(Fault("local text model answers off format at its token budget", local_out_of_tokens, 0, ALL_STOPPED,
                     check_counted_as_stopped, timeout=120))
 
 

@@ -321,6 +321,9 @@ HEADER_REFUSED = (r"^Error: the key in OPENAI_API_KEY holds a character an HTTP 
                   r"or a control character such as a newline\): set OPENAI_API_KEY to the key alone$")
 FAILED = r"items failed \(\d+ × api error[^)]*\); ask them again with: "
 ENV = {"OPENAI_API_KEY": ENV_KEY}
+# a run whose every answer was stopped: its numbers are unread, and its last line says so
+ALL_STOPPED = (r"^answers that could not be read: synth · \w+: (\d+) of \1 \(0 parse failures, \1 stopped\); "
+               r"their numbers are shown as unread, not as scores \(.*\)$")
 ROWS = [
     ("server echoes the key across the 300-character cut", Served(echo_key_across_the_cut, check=check_cut_error),
      3, FAILED, ENV),
@@ -367,7 +370,7 @@ ROWS = [
     ("307 redirect to another host", Served(redirected, args=("--model-arg", "max_retries=2", *FAST_RETRIES),
                                             check=check_redirect_not_followed), 3, FAILED, ENV),
     ("reply out of tokens (finish_reason length)", Served(cut_by_the_token_limit, check=check_counted_as_stopped),
-     0, r"^$", ENV),
+     0, ALL_STOPPED, ENV),
     ("frames to a server without vision", Served(without_vision, args=("--model-arg", "concurrency=1"),
                                                  check=check_stopped_at_the_first),
      3, FAILED, ENV),

@@ -9,6 +9,8 @@ import types
 
 import pytest
 
+from timefoil.models.torchvision_match import advice
+
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
@@ -122,7 +124,8 @@ def test_without_torchvision_an_open_path_video_model_is_told_to_install_it(tmp_
     assert said.startswith("qwen3_5_moe is shown through its own processor (timefoil builds no inputs for it), "
                            "which cannot be built here (")
     assert "requires the Torchvision library" in said and said.endswith(
-        "install torchvision (the build that matches the installed torch, e.g. pip install torchvision) to run it")
+        "install torchvision to run it: " + advice())
+    assert "pip install --no-deps torchvision==" in said  # the release of the installed torch, that torch kept
     assert "preprocess" not in said
     with pytest.raises(ImportError, match="drop preprocess=official to use timefoil's own preprocessing"):
         InputEncoder(folder, "qwen3_vl", None, vision=True, preprocess="official")

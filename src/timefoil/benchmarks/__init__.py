@@ -11,6 +11,13 @@ BENCHMARKS: Registry[Benchmark] = Registry("benchmark", (m.BENCHMARK for m in (s
                                                                               vitatecs, velociti, vilma, folder)))
 get_benchmark = BENCHMARKS.find
 register = BENCHMARKS.register
+# The five papers' benchmarks ("run all"), in the one order every command and report lists them
+PAPERS = ("vinoground", "temporalbench", "vitatecs", "velociti", "vilma")
+
+
+def paper_order(name: str) -> tuple[int, str]:
+    """Sort key of a benchmark's name: the papers' order, then any other benchmark by name."""
+    return (PAPERS.index(name), "") if name in PAPERS else (len(PAPERS), name)
 
 
 def load_plugins() -> list[str]:
@@ -22,4 +29,5 @@ def load_plugins() -> list[str]:
 
 load_plugins()
 
-__all__ = ["BENCHMARKS", "Benchmark", "DataError", "get_benchmark", "load_plugins", "register"]
+__all__ = ["BENCHMARKS", "Benchmark", "DataError", "PAPERS", "get_benchmark", "load_plugins", "paper_order",
+           "register"]

@@ -134,6 +134,12 @@ class Benchmark:
     # the terminal, the HTML report and the exports print; the paper's column names of tests
     paper_shapes: tuple[PaperShape, ...] = ()
     test_labels: dict[str, str] = field(default_factory=dict)
+    # (variant, the variant keeping the default prompts): how the paper asked the models that answer
+    # only in writing (its closed, API models), used for such a model where no variant is given
+    written_variant: tuple[str, str] | None = None
+    # loader option -> (the words it takes, what else it takes: "a file of item ids", or None):
+    # a value that is neither is a usage error naming them, before anything loads
+    option_values: dict[str, tuple[tuple[str, ...], str | None]] = field(default_factory=dict)
 
     @property
     def protocols(self) -> tuple[str, ...]:

@@ -161,6 +161,7 @@ BENCHMARK = Benchmark(
     name="temporalbench",
     description="TemporalBench: binary accuracy and multiple binary accuracy (MBA) on fine-grained captions",
     load=load,
+    option_values={"format": (("binary", "multichoice"), None)},
     shapes=frozenset({"texts", "references"}),  # binary QA items; captioning items for generation
     default_protocol="choice",
     prompts=PROMPTS,

@@ -123,6 +123,8 @@ OWN_COT_CHOICE = ("Captions:\nA) {c1}\nB) {c2}\nWhich caption describes the clip
                   "or <answer>B</answer>.")
 RELEASED = "github.com/katha-ai/VELOCITI@8d66ddb"
 PROMPT_VARIANTS = {
+    # the default prompts by name: a model that answers only in writing is asked "closed" unless told this
+    "open": Prompts(entailment=ENTAIL, choice=CHOICE, source="paper App. C Fig. 15 (open models, Gemini)"),
     "closed": Prompts(entailment=ENTAIL + CLOSED, choice=CHOICE,
                       source="paper App. C: Fig. 15 with the closed models' instruction on a line of its own"),
     "frames": Prompts(entailment=FRAMES_ENTAIL, choice=FRAMES_CHOICE, source="paper App. C Fig. 16 (GPT-4o, frames)"),
@@ -361,6 +363,8 @@ BENCHMARK = Benchmark(
     default_sampling=Sampling(frames=None, fps=1.0),  # mid-second frames
     prompts=Prompts(entailment=ENTAIL, choice=CHOICE, source="paper App. C Fig. 15 (open models, Gemini)"),
     variants=PROMPT_VARIANTS,
+    written_variant=("closed", "open"),  # App. C: the closed models were told to answer Yes or No
+    option_values={"subset": (("paper",), "a file of item ids (a JSON list, or one per line)")},
     order_policy="both",
     # "Avg" of the paper: the mean over the seven tests, control left out, for every metric;
     # the facets of its Figure 1 (multi-event: the tests with several events in both captions).

@@ -118,6 +118,7 @@ BENCHMARK = Benchmark(
     name="vinoground",
     description="Vinoground: text, video and group scores on 500 counterfactual video pairs",
     load=load,
+    option_values={"concatenated": (("built", "published"), None)},
     shapes=frozenset({"texts", "videos"}),  # the text question and the video question of each pair
     opt_out={"entailment": "Vinoground's text, video and group scores are defined by choice and similarity",
              "retrieval": "half of its items are video questions, whose options are videos"},

@@ -9,7 +9,7 @@ import textwrap
 
 import click
 
-from ..benchmarks import BENCHMARKS, DataError
+from ..benchmarks import BENCHMARKS, DataError, paper_order
 from ..models import MODELS
 from ..protocols import PROTOCOLS
 from .app import main
@@ -40,7 +40,7 @@ def list_cmd(as_json: bool) -> None:
     """Benchmarks, their --bench-arg options, protocols, models, metrics and the papers' numbers."""
     from ..commands.benchargs import accepted_keys
 
-    data = {"benchmarks": {n: b.description for n, b in BENCHMARKS.items()},
+    data = {"benchmarks": {n: BENCHMARKS[n].description for n in sorted(BENCHMARKS, key=paper_order)},
             "benchmark options": {n: ", ".join(keys) if (keys := accepted_keys(n)) is not None else "any key=value"
                                   for n in BENCHMARKS},
             "protocols": {n: p.description for n, p in PROTOCOLS.items()},

@@ -14,7 +14,7 @@ from ..core.redaction import redact
 from ..execution.config import RunConfig
 from ..execution.plan import plan_run
 from ..execution.records import capped_line
-from ..commands.running import (EXIT_FAILED_REQUESTS, failure_summary, load_announced, retry_command,
+from ..commands.running import (EXIT_FAILED_REQUESTS, failure_summary, load_announced, retry_command, unread_summary,
                                 too_many_failed, worker_lines)
 from ..execution.runner import Runner
 from ..execution.stored import score_run
@@ -25,9 +25,10 @@ from .common import Failure, FiniteRange, ProtocolChoice, frames_list, guard, ke
 
 
 def _run_epilog() -> str:
-    from ..benchmarks import BENCHMARKS
+    from ..benchmarks import BENCHMARKS, paper_order
 
-    return ("Benchmarks: " + ", ".join(sorted(BENCHMARKS)) + "; all: the five papers' (with --data-root).\n\n"
+    return ("Benchmarks: " + ", ".join(sorted(BENCHMARKS, key=paper_order))
+            + "; all: the five papers' (with --data-root).\n\n"
             "Models (--model): random, constant, bag-of-frames (reference models); hf:<hub id or folder> (a "
             "video LLM or a text LM through transformers); clip:<hub id or folder>, openclip:<arch>:<tag> "
             "(contrastive); openai:<model>@<url>, gemini:<model>, anthropic:<model> (served); blind-lm, blind-embed "
@@ -106,6 +107,13 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
         if flags["data_dir"]:
             raise click.BadParameter("give --data or --data-root, not both")
         flags["data_dir"] = os.path.join(flags["data_root"], benchmark)
+        if not os.path.isdir(flags["data_dir"]):
+            raise click.UsageError(f"--data-root {flags['data_root']} holds no {benchmark} folder; get it with: "
+                                   f"timefoil prepare {benchmark} --dest {flags['data_dir']}, or give its files "
+                                   "with --data DIR")
+    if not flags["data_dir"]:
+        raise click.UsageError(f"{benchmark} needs its files: --data DIR (the folder holding them) or --data-root "
+                               f"DIR (its folder DIR/{benchmark}, as timefoil prepare writes it)")
     asked, loader = run_options(options)
     part = Shard.parse(flags["shard"]) if flags["shard"] else None
     ray, samplings = _ray(flags), _samplings(benchmark, flags)
@@ -144,8 +152,10 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
     summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
     if summary:
         click.echo(redact(summary), err=True)  # the command line may hold a key in the model's URL
-        if too_many_failed(reports, flags["max_error_rate"]):
-            sys.exit(EXIT_FAILED_REQUESTS)
+    if unread_summary(reports):  # last: where the eye lands, not the numbers' table
+        click.echo(unread_summary(reports), err=True)
+    if summary and too_many_failed(reports, flags["max_error_rate"]):
+        sys.exit(EXIT_FAILED_REQUESTS)
 
 
 def _run_papers(names: list[str], out: str, flags: dict, options: dict[str, dict]) -> None:
@@ -195,6 +205,8 @@ def _run_papers(names: list[str], out: str, flags: dict, options: dict[str, dict
     summary = failure_summary(reports, retry_command(sys.argv, flags["retry_errors"]))
     if summary:
         click.echo(redact(summary), err=True)
+    if unread_summary(reports):
+        click.echo(unread_summary(reports), err=True)
     if skipped:
         raise Failure(f"{len(skipped)} of {len(names)} benchmarks skipped "
                       f"({', '.join(line.split(':')[0] for line in skipped)}); the others are in {out}")

@@ -7,6 +7,7 @@ names nothing is a usage error (exit 2) offering the closest one and listing tho
 from __future__ import annotations
 
 import inspect
+import os
 
 from ..benchmarks import get_benchmark
 from ..core.registry import UnknownName, did_you_mean
@@ -53,6 +54,7 @@ def bench_options(pairs: tuple[str, ...] | list[str], benchmarks: list[str]) -> 
                 raise UnknownName(_unknown_key(target, option, keys, key, value, several=len(benchmarks) > 1))
             if option == "protocol":
                 _check_protocol(target, value)
+            _check_value(target, option, value, key)
             out[target][option] = value
     return out
 
@@ -65,6 +67,22 @@ def _check_protocol(benchmark: str, protocol: str) -> None:
     bench = get_benchmark(benchmark)
     if protocol not in bench.protocols:
         raise UnknownName(bench.refusal(protocol))
+
+
+def _check_value(benchmark: str, option: str, value: str, key: str) -> None:
+    """A value that is neither one of the words the option takes nor (where it takes one) an
+    existing file is a usage error naming both."""
+    declared = get_benchmark(benchmark).option_values.get(option)
+    if declared is None:
+        return
+    words, other = declared
+    if value in words or (other is not None and os.path.exists(value)):
+        return
+    takes = " or ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " or " + words[-1]
+    neither = f"neither {takes} nor an existing file" if other is not None else f"not {takes}"
+    raise UnknownName(f"--bench-arg {key}={value}: {benchmark}'s {option} takes {takes}"
+                      + (f", or {other}" if other is not None else "")
+                      + f"; {value!r} is {neither}{did_you_mean(value, words)}")
 
 
 def _unknown_key(benchmark: str, option: str, keys: tuple[str, ...], key: str, value: str, several: bool) -> str:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..benchmarks import BENCHMARKS, DataError, get_benchmark
+from ..benchmarks import BENCHMARKS, PAPERS, DataError, get_benchmark
 from ..core.redaction import redact
 from ..execution.config import RunConfig, RunError
 from ..execution.plan import RunPlan, plan_run
@@ -25,7 +25,6 @@ from ..protocols import get_protocol
 from .benchargs import run_options
 from .checking import weights_changed, weights_sized_only
 
-PAPERS = ("vinoground", "temporalbench", "vitatecs", "velociti", "vilma")  # "all"
 SUITE = "suite.json"  # in a folder that run all (or a list) wrote: one run per benchmark beneath
 # protocols tried, in this order, where a model cannot answer a benchmark's default one: a chat
 # model is asked to choose between the captions (both orders), else whether a caption holds
@@ -80,7 +79,7 @@ def answerable(config: RunConfig, kinds: frozenset[str] | None) -> tuple[RunConf
     bench = get_benchmark(config.benchmark)
     protocol = config.protocol or bench.default_protocol
     if kinds is None or answers(bench.name, protocol, config.variant, kinds):
-        return config, None
+        return as_written(config, protocol, kinds)
     needed = ", ".join(sorted(get_protocol(protocol).request_kinds(bench.prompts_for(config.variant, protocol))
                               - kinds))
     model = redact(config.model)  # a key may be written in a served model's URL
@@ -92,10 +91,35 @@ def answerable(config: RunConfig, kinds: frozenset[str] | None) -> tuple[RunConf
             both = candidate == "choice" and (config.order_policy or "both") == "both"
             chosen = replace(config, protocol=candidate,
                              order_policy=config.order_policy or ("both" if candidate == "choice" else None))
-            return chosen, (f"{bench.name}: {model} answers no {needed} requests ({protocol}, the default): "
-                            f"asking {candidate}{' in both option orders' if both else ''} "
-                            f"(--bench-arg {bench.name}.protocol= decides)")
+            said = (f"{bench.name}: {model} answers no {needed} requests ({protocol}, the default): "
+                    f"asking {candidate}{' in both option orders' if both else ''} "
+                    f"(--bench-arg {bench.name}.protocol= decides)")
+            chosen, worded = as_written(chosen, candidate, kinds)
+            return chosen, "; ".join(filter(None, (said, worded)))
     raise RunError(f"{said}, and none of {bench.name}'s protocols ({', '.join(bench.protocols)}) asks only those")
+
+
+WRITTEN_ONLY = frozenset({"entailment", "choice", "generation"})  # a chat model: no scores, only replies
+
+
+def as_written(config: RunConfig, protocol: str, kinds: frozenset[str] | None) -> tuple[RunConfig, str | None]:
+    """``config`` asked with the prompts its paper gave models that answer only in writing (its
+    closed models: VELOCITI's "Just answer with either Yes or No."), where the model is such a
+    one, no variant is given and those prompts differ for ``protocol``; and the line saying so."""
+    bench = get_benchmark(config.benchmark)
+    if config.variant or kinds is None or not kinds <= WRITTEN_ONLY or bench.written_variant is None:
+        return config, None
+    variant, default = bench.written_variant
+    try:
+        written = bench.prompts_for(variant, protocol)
+    except ValueError:  # a variant written for other protocols
+        return config, None
+    kind = get_protocol(protocol).kind
+    if getattr(written, kind, None) == getattr(bench.prompts_for(None, protocol), kind, None):
+        return config, None
+    return (replace(config, variant=variant),
+            f"{bench.name}: a model that answers only in writing is asked with the paper's prompt for its closed "
+            f"models ({written.source}; --bench-arg {bench.name}.variant={default} keeps the open models' one)")
 
 
 def finished(run_dir: str, plan: RunPlan, retry_errors: bool) -> bool:

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Sequence
 
 from ..core.redaction import redact
+from ..measures.stats import unread_of
 from ..scoring import ScoreReport
 
 # Exit codes: 0 done; 1 a run that could not start or a command that failed (one line says why);
@@ -30,6 +31,18 @@ def failure_summary(reports: Sequence[ScoreReport], retry_command: str) -> str |
     reasons = Counter(_reason(error) for r in reports for _, error in r.failures).most_common(3)
     said = "; ".join(f"{count} × {reason}" for reason, count in reasons)
     return f"{failed} of {total} items failed ({said}); ask them again with: {retry_command}"
+
+
+def unread_summary(reports: Sequence[ScoreReport]) -> str | None:
+    """One line naming the answers that could not be read, where some run's numbers are shown as
+    unread for them (more than half of a number's answers: measures.stats.unread_of)."""
+    unread = [r for r in reports if any(unread_of(m) for m in r.metrics)]
+    if not unread:
+        return None
+    said = "; ".join(f"{r.benchmark} · {r.protocol}: {r.parse_failures + r.stopped:,} of {r.answers:,} "
+                     f"({r.parse_failures:,} parse failures, {r.stopped:,} stopped)" for r in unread)
+    return (f"answers that could not be read: {said}; their numbers are shown as unread, not as scores "
+            "(the replies: timefoil report OUT --html FILE, its sample browser)")
 
 
 def too_many_failed(reports: Sequence[ScoreReport], max_error_rate: float) -> bool:

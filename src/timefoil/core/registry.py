@@ -18,9 +18,52 @@ class Registry(dict, Generic[T]):
     a run can say where its model and benchmark came from."""
 
     def __init__(self, what: str, entries: Iterable[T] = ()):
+        # plugins whose module was still being imported when they were read (the plugin imported
+        # timefoil, which read its entry point): registered at the next lookup, once it is whole
+        self.pending: list[tuple[metadata.EntryPoint, tuple]] = []
         super().__init__((entry.name, entry) for entry in entries)
         self.what = what
-        self.origins: dict[str, dict] = {name: BUILT_IN for name in self}
+        self.origins: dict[str, dict] = {name: BUILT_IN for name in super().keys()}
+
+    # every lookup first registers the plugins whose import has finished since
+    def __contains__(self, name) -> bool:
+        self._settle()
+        return super().__contains__(name)
+
+    def __getitem__(self, name) -> T:
+        self._settle()
+        return super().__getitem__(name)
+
+    def __iter__(self):
+        self._settle()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._settle()
+        return super().__len__()
+
+    def get(self, name, default=None):
+        self._settle()
+        return super().get(name, default)
+
+    def keys(self):
+        self._settle()
+        return super().keys()
+
+    def values(self):
+        self._settle()
+        return super().values()
+
+    def items(self):
+        self._settle()
+        return super().items()
+
+    def _settle(self) -> None:
+        waiting = [(entry, how) for entry, how in self.pending if not _initializing(entry.module)]
+        if waiting:
+            self.pending = [p for p in self.pending if p not in waiting]
+            for entry, how in waiting:
+                self._load_entry(entry, *how)
 
     def find(self, name: str) -> T:
         if name not in self:
@@ -47,25 +90,34 @@ class Registry(dict, Generic[T]):
         declared elsewhere is named on stderr in one line and skipped: it never stops timefoil."""
         added = []
         for entry in metadata.entry_points(group=group):
-            origin = plugin_origin(entry)
-            try:
-                declared = entry.load()
-                declared = getattr(declared, attribute, declared)
-                if adopt is not None and not isinstance(declared, kind):
-                    declared = adopt(entry.name, declared)
-                if not isinstance(declared, kind):
-                    raise TypeError(f"{entry.value} is a {type(declared).__name__}, not a {kind.__name__}")
-            except BaseException as exc:  # a plugin's import may call sys.exit: it must not end timefoil
-                print(f"timefoil: {self.what} plugin {entry.name!r} could not be loaded ({said(exc)})", file=sys.stderr)
+            if _initializing(entry.module):  # the plugin is importing timefoil: it is read once it is whole
+                self.pending.append((entry, (kind, attribute, adopt)))
                 continue
-            taken = self.origins.get(declared.name, REGISTERED) if declared.name in self else None
-            if taken is not None and taken != origin:  # the same plugin loaded again replaces itself
-                print(f"timefoil: {self.what} plugin {entry.name!r} ({origin['distribution']} {origin['version']}) "
-                      f"refused: {declared.name!r} is {self._taken_by(taken)}", file=sys.stderr)
-                continue
-            self.register(declared, origin)
-            added.append(declared.name)
+            name = self._load_entry(entry, kind, attribute, adopt)
+            if name is not None:
+                added.append(name)
         return added
+
+    def _load_entry(self, entry: metadata.EntryPoint, kind: type, attribute: str, adopt) -> str | None:
+        """Register what one entry point declares; its name, or None where it is refused (one line)."""
+        origin = plugin_origin(entry)
+        try:
+            loaded = entry.load()
+            declared = getattr(loaded, attribute, loaded)
+            if adopt is not None:
+                declared = adopt(entry.name, declared)
+            if not isinstance(declared, kind):
+                raise TypeError(f"{entry.value} is a {type(declared).__name__}, not a {kind.__name__}")
+        except BaseException as exc:  # a plugin's import may call sys.exit: it must not end timefoil
+            print(f"timefoil: {self.what} plugin {entry.name!r} could not be loaded ({said(exc)})", file=sys.stderr)
+            return None
+        taken = self.origins.get(declared.name, REGISTERED) if super().__contains__(declared.name) else None
+        if taken is not None and taken != origin:  # the same plugin loaded again replaces itself
+            print(f"timefoil: {self.what} plugin {entry.name!r} ({origin['distribution']} {origin['version']}) "
+                  f"refused: {declared.name!r} is {self._taken_by(taken)}", file=sys.stderr)
+            return None
+        self.register(declared, origin)
+        return declared.name
 
     def _taken_by(self, origin: dict) -> str:
         if origin == BUILT_IN:
@@ -73,6 +125,12 @@ class Registry(dict, Generic[T]):
         if origin.get("from") == "plugin":
             return f"already declared by {origin['distribution']} {origin['version']}"
         return f"a {self.what} registered in Python"
+
+
+def _initializing(module: str) -> bool:
+    """Whether ``module`` is being imported right now (it is in sys.modules, not yet whole)."""
+    spec = getattr(sys.modules.get(module), "__spec__", None)
+    return bool(getattr(spec, "_initializing", False))
 
 
 class UnknownName(ValueError):

@@ -25,6 +25,9 @@ class progress:
     def __init__(self, enabled: bool | str, total: int, completed: int, label: str):
         self.mode, self.total, self.completed, self.label = progress_mode(enabled), total, completed, label
         self.done = 0
+        # the last line waits for finish(note) where the caller has something to add once the
+        # answers are scored (how many could not be read)
+        self.hold_last, self.ended = False, None
 
     def __enter__(self):
         self.started = time.perf_counter()
@@ -65,7 +68,7 @@ class progress:
 
         return advance
 
-    def _say(self, now: float, last: bool = False) -> None:
+    def _say(self, now: float, last: bool = False, note: str | None = None) -> None:
         seconds = now - self.started
         rate = self.done / max(1e-9, seconds)
         left = self.total - self.done
@@ -77,14 +80,23 @@ class progress:
             said.append(f"done in {_duration(seconds)}")
         elif rate > 0 and left > 0:
             said.append(f"eta {_duration(left / rate)}")
+        if note:
+            said.append(note)
         print(" · ".join(said), file=sys.stderr, flush=True)
 
     def __exit__(self, *exc):
         if self.mode == "bar":
             self.bar.__exit__(*exc)  # the bar goes; the line below stays on the terminal
         if self.mode in ("bar", "lines") and exc[0] is None:
-            self._say(time.perf_counter(), last=True)  # the last line: where the benchmark ended
+            self.ended = time.perf_counter()
+            if not self.hold_last:
+                self._say(self.ended, last=True)  # the last line: where the benchmark ended
         return False
+
+    def finish(self, note: str | None = None) -> None:
+        """The held last line, with ``note`` at its end (e.g. "84 / 84 answers unread")."""
+        if self.hold_last and self.ended is not None:
+            self._say(self.ended, last=True, note=note)
 
 
 def _duration(seconds: float) -> str:

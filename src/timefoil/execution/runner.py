@@ -15,6 +15,7 @@ from ..benchmarks import BENCHMARKS
 from ..models import MODELS, Model, fingerprint_of, load_model
 from ..models.checks import answer_problem
 from ..models.requests import Answer
+from ..measures.stats import unread_of
 from ..scoring import ScoreReport
 from ..video.frames import FRAMES_FORMAT, FrameStore
 from .answering import Answerer, Entry
@@ -111,7 +112,9 @@ class Runner:
         try:
             todo = sum(len(users) for users in pending.values())
             label = f"{self.config.benchmark} · {self.config.protocol}"
-            with progress_bar(self.progress, todo, len(self.plan.part) - todo, label) as advance:
+            meter = progress_bar(self.progress, todo, len(self.plan.part) - todo, label)
+            meter.hold_last = True  # its last line says how many answers could not be read
+            with meter as advance:
                 found = cache.get_many([self._cache_key(k) for k in keys])
                 cached = {k: found[self._cache_key(k)] for k in keys if self._cache_key(k) in found}
                 hits = [(k, Answer.from_json(hit["answer"]), hit["frames"]) for k, hit in cached.items()]
@@ -131,7 +134,9 @@ class Runner:
             record_notes(self.run_dir, notes=getattr(self.model, "notes", {}), threads=self.threads,
                          executor=self.pool.summary() if self.pool else None, capped=self.capped,
                          fallbacks=getattr(self.executor, "fallback_counts", None))
-        return score_run(self.run_dir)
+        report = score_run(self.run_dir)
+        meter.finish(unread_note(report))
+        return report
 
     def _cache_key(self, request_key: str) -> str:
         # the frames' format is part of it: an answer given on frames decoded another way (before
@@ -161,6 +166,13 @@ def video_paths(planned, skip: set[str] = frozenset()) -> list[str]:
         if video is not None and p.id not in skip:
             paths += [part.path for part in video.parts] if video.is_concat else [video.path]
     return paths
+
+
+def unread_note(report: ScoreReport) -> str | None:
+    """"84 / 84 answers unread" where some of the run's numbers are shown as unread (stats.unread_of)."""
+    if not any(unread_of(m) for m in report.metrics):
+        return None
+    return f"{report.parse_failures + report.stopped:,} / {report.answers:,} answers unread"
 
 
 def qualified_name(obj) -> str:

@@ -9,6 +9,10 @@ from typing import Any, Sequence
 import numpy as np
 
 Z95 = 1.959963984540054
+# A metric whose answers are mostly unread (parse failures and stopped replies over more than
+# this share of the answers behind it) is shown as "unread" with the count, never as a number
+# alone: a model whose replies could not be read is not a model below chance.
+UNREAD_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,23 @@ class MetricValue:
                 "ci95": [_round(x) for x in self.ci95] if self.ci95 else None,
                 "p_value": self.p_value, "significant": self.significant}
         data.update(self.extra)
+        counts = unread_of(self)
+        if counts:  # the number stays, with what it was read from
+            data["unread"] = {"answers_unread": counts[0], "answers": counts[1]}
         return data
+
+
+def unread_of(metric: MetricValue) -> tuple[int, int] | None:
+    """(unread answers, answers) where more than UNREAD_SHARE of the metric's answers were not
+    read (parse failures and stopped replies); None otherwise, or where the counts are not kept."""
+    answers = metric.extra.get("answers") or 0
+    unread = (metric.extra.get("parse_failures") or 0) + (metric.extra.get("stopped") or 0)
+    return (unread, answers) if answers and unread > UNREAD_SHARE * answers else None
+
+
+def unread_words(counts: tuple[int, int]) -> str:
+    """What stands in a metric's place where its answers are mostly unread: "— (84 / 84 unread)"."""
+    return f"— ({counts[0]:,} / {counts[1]:,} unread)"
 
 
 def _round(x: float | None) -> float | None:

@@ -9,14 +9,16 @@ examples/model_plugin).
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 from typing import Callable
 
-from .base import FrameSource, Model, fingerprint_of
+from .base import FrameSource, Model, fingerprint_of, kinds_of
 from .hub import SpecError, check_source
 from ..core.options import typed_options
 from ..core.registry import Registry, UnknownName, did_you_mean, said
 from .reference import BagOfFramesModel, ConstantModel, RandomModel
+from .torchvision_match import say_mismatch
 
 # loader(argument after "name:", options as given, cache directory of the run)
 Loader = Callable[[str | None, dict, str], Model]
@@ -33,6 +35,10 @@ class ModelLoader:
     # the request kinds its models answer, known before one loads (run all plans with them);
     # None: known only once a model is loaded
     kinds: frozenset[str] | None = None
+
+    def __post_init__(self):  # a plugin may write kinds={"similarity", "rank"}
+        if self.kinds is not None:
+            object.__setattr__(self, "kinds", frozenset(self.kinds))
 
 
 class MissingExtra(ImportError):
@@ -66,6 +72,7 @@ def _hf(arg: str | None, options: dict, cache_dir: str) -> Model:
         raise ValueError("hf models are named hf:<hub id or folder>")
     require("hf", "torch", "transformers")
     check_source("hf", arg, options.get("revision"))  # before torch loads: a typo is said at once
+    say_mismatch()  # a torchvision built for another torch: one line, before it fails somewhere inside
     from ..core.weights import quiet_transformers
     from .local.hf_generative import HFGenerative
 
@@ -78,6 +85,7 @@ def _clip(arg: str | None, options: dict, cache_dir: str) -> Model:
         raise ValueError("contrastive models are named clip:<hub id or folder> (CLIP, SigLIP, X-CLIP)")
     require("hf", "torch", "transformers", "PIL")
     check_source("clip", arg)
+    say_mismatch()  # a torchvision built for another torch: one line, before it fails somewhere inside
     from .local.contrastive import Contrastive
 
     return Contrastive(arg, **typed_options(Contrastive, options))
@@ -88,6 +96,7 @@ def _openclip(arg: str | None, options: dict, cache_dir: str) -> Model:
     if not arch:
         raise ValueError("open_clip models are named openclip:<architecture>:<pretrained tag>")
     require("openclip", "torch", "open_clip")
+    say_mismatch()  # a torchvision built for another torch: one line, before it fails somewhere inside
     from .local.contrastive import Contrastive
 
     return Contrastive(arch, backend="openclip", pretrained=pretrained or None, **typed_options(Contrastive, options))
@@ -170,11 +179,29 @@ def load_plugins() -> list[str]:
 
 
 def _plain_loader(name: str, declared) -> object:
-    """A plain function declared as a plugin: the loader of the model its entry point names."""
-    if callable(declared) and not isinstance(declared, type):
+    """A plain function declared as a plugin: the loader of the model its entry point names; a
+    loader that declares no kinds: those its module's model answers (``kinds_defined``)."""
+    if callable(declared) and not isinstance(declared, (type, ModelLoader)):
         doc = (getattr(declared, "__doc__", None) or "").strip().splitlines()
-        return ModelLoader(name, declared, doc[0] if doc else f"plugin loader {name}")
+        declared = ModelLoader(name, declared, doc[0] if doc else f"plugin loader {name}")
+    if isinstance(declared, ModelLoader) and declared.kinds is None:
+        found = kinds_defined(sys.modules.get(getattr(declared.load, "__module__", None) or ""))
+        if found:
+            declared = replace(declared, kinds=found)
     return declared
+
+
+def kinds_defined(module) -> frozenset[str] | None:
+    """The request kinds a plugin's model answers, read from the ``answer_<kind>`` methods of the
+    model classes its module defines (those no other of them extends; where several, the kinds all
+    of them answer); None where it defines none. run all then plans with them before it loads."""
+    classes = [c for c in vars(module).values() if isinstance(c, type) and issubclass(c, Model) and c is not Model
+               and c.__module__ == module.__name__] if module is not None else []
+    leaves = [c for c in classes if not any(other is not c and issubclass(other, c) for other in classes)]
+    if not leaves:
+        return None
+    found = frozenset.intersection(*(kinds_of(c) for c in leaves))
+    return found or None
 
 
 def check_model_spec(spec: str) -> None:
@@ -216,5 +243,5 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
 load_plugins()  # last: a plugin imports this module's names while it loads
 
 __all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "ModelLoader", "SpecError", "check_model_spec",
-           "declared_kinds", "fingerprint_of", "load_model",
+           "declared_kinds", "fingerprint_of", "kinds_defined", "load_model",
            "load_plugins", "register", "require"]

@@ -44,8 +44,7 @@ class Model:
 
     @property
     def kinds(self) -> frozenset[str]:
-        return frozenset(attr[len(METHOD_PREFIX):] for attr in dir(type(self))
-                         if attr.startswith(METHOD_PREFIX) and callable(getattr(type(self), attr)))
+        return kinds_of(type(self))
 
     # How a model from outside timefoil (a plugin, a registered loader) was asked for: its spec
     # and options, set by load_model. Its own fingerprint may leave out what tells two of its
@@ -77,6 +76,12 @@ class Model:
             for i, answer in zip(indices, answers):
                 out[i] = answer
         return out  # type: ignore[return-value]
+
+
+def kinds_of(model_class: type) -> frozenset[str]:
+    """The request kinds a model class answers: its ``answer_<kind>`` methods."""
+    return frozenset(attr[len(METHOD_PREFIX):] for attr in dir(model_class)
+                     if attr.startswith(METHOD_PREFIX) and callable(getattr(model_class, attr)))
 
 
 def fingerprint_of(model: Any) -> dict:

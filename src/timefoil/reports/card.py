@@ -3,6 +3,7 @@ with its benchmark's headline figures, interval and chance, beside the paper's p
 the same model where the paper has one; the per-benchmark tables follow it."""
 from __future__ import annotations
 
+import json
 import os
 
 from rich import box
@@ -10,7 +11,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..benchmarks import paper_order
 from ..execution.store import CONFIG
+from ..measures.stats import unread_of
 from .headline import headline
 from .report import ScoredRun, paper_numbers, split_name, value_text
 
@@ -21,15 +24,25 @@ class NoRuns(ValueError):
 
 def run_dirs_in(path: str, depth: int = 2) -> list[str]:
     """``path`` if it is a run, else the runs beneath it (a sweep's values, run all's benchmarks),
-    sorted; a folder holding none is refused naming what was looked for. A run that also holds
+    in the papers' order (benchmarks.PAPERS), as run all writes them; a folder holding none is
+    refused naming what was looked for. A run that also holds
     runs in its folders (a one-benchmark run written at a suite's root) stands with them, first:
     ``mixed`` says so."""
-    beneath = _beneath(path, depth)
+    beneath = sorted(_beneath(path, depth), key=lambda run: (paper_order(_benchmark_of(run)), run))
     if os.path.isfile(os.path.join(path, CONFIG)):
         return [path, *beneath]
     if not beneath:
         raise NoRuns(f"{path} is not a run directory (no {CONFIG}) and holds none in its folders")
     return beneath
+
+
+def _benchmark_of(run_dir: str) -> str:
+    """The benchmark a run's run.json names ("" where it cannot be read: scoring says why)."""
+    try:
+        with open(os.path.join(run_dir, CONFIG), encoding="utf-8") as handle:
+            return str(json.load(handle)["config"]["benchmark"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
 
 
 def mixed(path: str) -> str | None:
@@ -73,10 +86,11 @@ CARD_WIDTH = 100  # the card fits this many columns wherever it is printed (a te
 
 
 def print_card(runs: list[ScoredRun], console: Console, title: str = "card") -> None:
-    """One row per run: its benchmark, the headline figure (the figures shown beside it on the
-    lines under it) with its ± and chance, and the paper's number for the same model on the same
-    line; whose row that number is goes under the table. The model is named once, in the title,
-    where every run has the same one."""
+    """A row per headline figure (the headline first, the figures shown beside it under it), its
+    run's benchmark and sampling on its first row: a label that wraps makes its own row taller,
+    so no figure ever stands beside another figure's label. Each figure has its ± and chance and
+    the paper's number for the same model; whose row that number is goes under the table. The
+    model is named once, in the title, where every run has the same one."""
     models = list(dict.fromkeys(run.report.model for run in runs))
     table = Table(title=f"{title} · model {models[0]}" if len(models) == 1 else title, title_justify="left",
                   box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
@@ -93,13 +107,15 @@ def print_card(runs: list[ScoredRun], console: Console, title: str = "card") -> 
         metrics = {m.name: m for m in report.metrics}
         shown = [metrics[n] for n in headline(report) if n in metrics]
         numbers, row = beside_paper(run)
-        cells = [f"{report.benchmark} · {report.protocol}", run.sampling,
-                 "\n".join(split_name(m.name)[1] for m in shown) or "–",
-                 _lines([value_text(m) if m.value is not None else Text("–", style="dim") for m in shown]),
-                 _lines([Text(f"{(m.ci95[1] - m.ci95[0]) / 2:.1f}" if m.ci95 else "", style="dim") for m in shown]),
-                 _lines([Text("" if m.chance is None else f"{m.chance:.1f}") for m in shown]),
-                 "\n".join(numbers[:len(shown)]) or "–"]
-        table.add_row(*([report.model] if len(models) > 1 else []), *cells)
+        labels = [*([report.model] if len(models) > 1 else []), f"{report.benchmark} · {report.protocol}",
+                  run.sampling]
+        if not shown:
+            table.add_row(*labels, "–", Text("–", style="dim"), "", "", "–", end_section=True)
+        for index, metric in enumerate(shown):
+            table.add_row(*(labels if index == 0 else [""] * len(labels)), split_name(metric.name)[1],
+                          _figure(metric), *_beside(metric),
+                          numbers[index] if index < len(numbers) and numbers[index] else ("–" if index == 0 else ""),
+                          end_section=index == len(shown) - 1)
         if row != "–":
             whose.append(f"published, {report.benchmark} · {report.protocol}: {row}")  # the row says where
     width = min(console.width, CARD_WIDTH)
@@ -108,8 +124,16 @@ def print_card(runs: list[ScoredRun], console: Console, title: str = "card") -> 
         console.print(line, style="cyan", markup=False, width=width)
 
 
-def _lines(texts: list[Text]) -> Text:
-    return Text("\n").join(texts) if texts else Text("–", style="dim")
+def _figure(metric) -> Text:
+    return value_text(metric) if metric.value is not None else Text("–", style="dim")
+
+
+def _beside(metric) -> tuple[Text, Text]:
+    """The figure's ± and chance; none beside a figure shown as unread."""
+    if metric.value is None or unread_of(metric):
+        return Text(""), Text("")
+    half = f"{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}" if metric.ci95 else ""
+    return Text(half, style="dim"), Text("" if metric.chance is None else f"{metric.chance:.1f}")
 
 
 __all__ = ["NoRuns", "beside_paper", "mixed", "print_card", "run_dirs_in"]

@@ -1,7 +1,8 @@
 """Terminal tables that keep every column and every cell whole. A table wider than the
-terminal is printed as several tables, each with the row labels and as many metric columns as
-fit; where not even one fits, each row becomes a record of its own. Piped output (a log, CI, a
-file) gets every table whole, however wide."""
+terminal is stacked: its metric columns go under each other, a row per (row, column) that holds
+a number, under one title, so no label is repeated and no figure stands beside another row's
+label; where even that does not fit, each row becomes a record of its own. Piped output (a log,
+CI, a file) gets every table whole, however wide."""
 from __future__ import annotations
 
 import sys
@@ -88,27 +89,48 @@ def _plain(text) -> str:
     return Text.from_markup(text).plain if isinstance(text, str) else str(text)
 
 
+STACKED = ("metric", "value")  # the two columns a stacked table's metric columns become
+
+
+def stacked(table: Table, keep: int) -> Table:
+    """The table with its columns after the first ``keep`` (the row labels) stacked: each row's
+    cells that hold something, one under the other, each beside its column's name; a row's labels
+    on its first line only. A column empty in every row is named once, with "–"."""
+    part = Table(*[_empty(table.columns[i]) for i in range(keep)], title=table.title,
+                 **{name: getattr(table, name) for name in KEPT})
+    for column in part.columns:  # a label may wrap: every line of it stays beside its own figures
+        column.no_wrap = False
+    part.add_column(STACKED[0])
+    part.add_column(STACKED[1], justify="right", no_wrap=True)
+    cells = [list(column.cells) for column in table.columns]
+    held = [[index for index in range(keep, len(table.columns)) if not _blank(cells[index][row])]
+            for row in range(len(table.rows))]
+    never = [index for index in range(keep, len(table.columns)) if not any(index in h for h in held)]
+    for row, (source, indices) in enumerate(zip(table.rows, held)):
+        indices = indices + (never if row == 0 else [])
+        labels = [cells[i][row] for i in range(keep)]
+        for k, index in enumerate(indices or [None]):
+            name = table.columns[index].header if index is not None else ""
+            value = cells[index][row] if index is not None else Text("–", style="dim")
+            part.add_row(*(labels if k == 0 else [""] * keep), name, value, style=source.style,
+                         end_section=k == max(len(indices), 1) - 1)
+    return part
+
+
+def _blank(cell) -> bool:
+    return _plain(cell).strip() in ("", "–")
+
+
 def fitted(console: Console, table: Table, keep: int = 1) -> list[RenderableType]:
-    """``table`` as it fits ``console``: whole, or in parts that each repeat the first ``keep``
-    columns (the row labels), or as one record per row."""
+    """``table`` as it fits ``console``: whole, else stacked (``stacked``), else as one record
+    per row."""
     width = console.width
     if needed_width(console, table) <= width:
         return [table]
-    groups: list[list[int]] = []
-    for index in range(keep, len(table.columns)):
-        trial = (groups[-1] if groups else []) + [index]
-        if groups and needed_width(console, _part(table, list(range(keep)) + trial, None)) <= width:
-            groups[-1] = trial
-        else:
-            groups.append([index])
-    if not groups or any(needed_width(console, _part(table, list(range(keep)) + g, None)) > width for g in groups):
-        return _records(table, keep)
-    title = _plain(table.title)
-    parts = [_part(table, list(range(keep)) + group, f"{title} ({k} of {len(groups)})" if title else None)
-             for k, group in enumerate(groups, 1)]
-    for part in parts:  # as wide as its title, where the terminal allows: "(2 of 3)" on one line
-        part.min_width = min(len(_plain(part.title)), width)
-    return parts
+    folded = stacked(table, keep)
+    if needed_width(console, folded) <= width:
+        return [folded]
+    return _records(table, keep)
 
 
 def print_table(console: Console, table: Table, keep: int = 1) -> None:

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..benchmarks import get_benchmark
 from ..scoring import ScoreReport, SummarySpec, headline_names
-from ..measures.stats import MetricValue
+from ..measures.stats import MetricValue, unread_of
 
 ALPHA = 0.05
 ABOVE, BELOW, BIASED = "above", "below", "biased"
@@ -31,7 +31,10 @@ def headline(report: ScoreReport) -> list[str]:
 
 
 def tested(metric: MetricValue) -> bool:
-    return metric.value is not None and metric.p_value is not None and metric.chance is not None
+    """Whether the number is tested against chance: a metric whose answers are mostly unread is
+    not (it is shown as unread), and does not count in the correction of the others."""
+    return (metric.value is not None and metric.p_value is not None and metric.chance is not None
+            and unread_of(metric) is None)
 
 
 def marks(report: ScoreReport) -> dict[str, str]:
@@ -66,6 +69,8 @@ def mark_of(metric: MetricValue) -> str:
     """The metric's mark; one not marked by ``with_marks`` is judged alone (a family of one)."""
     if "mark" in metric.extra:
         return metric.extra["mark"]
+    if unread_of(metric):
+        return ""
     if metric.extra.get("difference"):
         return BIASED if metric.p_value is not None and metric.p_value < ALPHA else ""
     return ABOVE if metric.significant else BELOW if metric.below_chance else ""

@@ -16,7 +16,7 @@ from ..protocols import OWN_WORDING, PROTOCOLS
 from ..protocols.readings import MEANT, READINGS
 from ..execution.stored import load_run, score_run
 from ..scoring import ScoreReport
-from ..measures.stats import MetricValue
+from ..measures.stats import MetricValue, unread_of, unread_words
 from .fit import make_console, print_table, say
 from .headline import ABOVE, BELOW, RULE, headline, mark_of, with_marks
 from .shapes import COVERAGE, Shaped, shaped_tables, shown_sources
@@ -111,7 +111,11 @@ def reading_line(report: ScoreReport) -> str | None:
 
 def value_text(metric: MetricValue) -> Text:
     """The value with its mark: ▲ (and bold) above chance, ▼ (and red) below; a mark that
-    survives where bold and colour do not (a log, a file)."""
+    survives where bold and colour do not (a log, a file). A metric whose answers are mostly
+    unread is no score: "— (84 / 84 unread)" stands in its place."""
+    counts = unread_of(metric)
+    if counts:
+        return Text(unread_words(counts), style="red")
     mark = mark_of(metric)
     text = Text(f"{metric.value:.1f}", style="bold" if mark == ABOVE else "red" if mark == BELOW else "")
     if mark in (ABOVE, BELOW):
@@ -124,6 +128,8 @@ def metric_cell(metric: MetricValue | None, n: int | None = None) -> Text:
     if metric is None or metric.value is None:
         return _with_other_reading(Text("–", style="dim"), metric)
     text = value_text(metric)
+    if unread_of(metric):  # no interval, chance or n beside a number that is not shown
+        return _with_other_reading(text, metric)
     if metric.ci95:
         text.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
     if metric.extra.get("warning"):
@@ -149,8 +155,11 @@ def _with_other_reading(text: Text, metric: MetricValue | None) -> Text:
     return text
 
 
-def run_table(run: ScoredRun) -> Table:
+def run_table(run: ScoredRun, named: bool = True) -> Table:
+    """The run's sections as rows, its metrics as columns; ``named`` False: its title leaves out
+    the model, named once above every run's table."""
     report = run.report
+    label = run.label if named else run.label.removeprefix(f"{report.model} · ")
     by_section: OrderedDict[str, dict[str, MetricValue]] = OrderedDict()
     columns: list[str] = []
     for metric in report.metrics:
@@ -158,7 +167,7 @@ def run_table(run: ScoredRun) -> Table:
         by_section.setdefault(section, {})[name] = metric
         if name not in columns:
             columns.append(name)
-    table = Table(title=f"{report.benchmark} · {report.protocol} · {run.label}", title_justify="left")
+    table = Table(title=f"{report.benchmark} · {report.protocol} · {label}", title_justify="left")
     table.add_column("section", no_wrap=True)
     table.add_column("n", justify="right", no_wrap=True)
     for name in columns:
@@ -242,6 +251,9 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     report = run.report
     lines = [f"{report.items} items · {report.errors} with errors · {report.parse_failures} parse failures · "
              f"{report.stopped} stopped (refused, blocked or out of tokens) · {report.ties} ties"]
+    unread = unread_line(report)
+    if unread:
+        lines.append(f"  {unread}")
     if run.ran_on:
         lines.append(f"  ran on {run.ran_on}")
     read = reading_line(report)
@@ -260,11 +272,22 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     return lines
 
 
+def unread_line(report: ScoreReport) -> str | None:
+    """The line naming a run's unread answers, where some of its numbers are shown as unread."""
+    if not any(unread_of(m) for m in report.metrics):
+        return None
+    share = f"{report.parse_failures + report.stopped:,} of {report.answers:,} answers"
+    return (f"{report.benchmark} · {report.protocol}: {share} could not be read ({report.parse_failures:,} parse "
+            f"failures, {report.stopped:,} stopped); numbers read from fewer than half their answers are shown as "
+            f"unread, not as scores")
+
+
 LEGEND = (f"{RULE} · ±: half-width of the 95% CI · c: that number's chance · paper c: the chance the paper "
           "states, where it differs · n: its own count where it differs from the row's · !: joined videos with "
           "fewer than 3 frames · paper · / released README · / released code ·: quoted from the paper or the "
           "benchmark's repository, not run here · meant / released: the number under the other reading of the "
-          "answers, where it differs (under a – where that reading has none)")
+          "answers, where it differs (under a – where that reading has none) · — (u / n unread): more than half "
+          "of that number's n answers could not be read, so it is no score")
 
 
 def print_runs(runs: list[ScoredRun], console: Console | None = None, headlines: bool = True) -> None:
@@ -274,8 +297,12 @@ def print_runs(runs: list[ScoredRun], console: Console | None = None, headlines:
     console = console or make_console()
     # marked here too: ``score`` swaps in the report it scored itself
     runs = [replace(run, report=with_marks(run.report)) for run in runs]
+    models = {run.report.model for run in runs}
+    shared = len(runs) > 1 and len(models) == 1  # the model named once, not in every table's title
+    if shared:
+        say(console, f"model {runs[0].report.model}", style="bold", markup=False)
     for run in runs:
-        print_table(console, run_table(run), keep=2)
+        print_table(console, run_table(run, named=not shared), keep=2)
         for line in failure_lines(run):
             # not markup: an error quotes a server's words, and "[/b]" there would be read as a tag
             console.print(line, style="red" if line.startswith("  error") else "dim", markup=False)
@@ -324,9 +351,9 @@ def headline_table(rows: list[tuple[str, str, ScoredRun]], title: str, notes: li
                 values.append_text(_with_other_reading(Text("–", style="dim"), metric))
             else:
                 values.append_text(value_text(metric))
-                if metric.ci95:
+                if metric.ci95 and not unread_of(metric):
                     values.append(f" ±{(metric.ci95[1] - metric.ci95[0]) / 2:.1f}", style="dim")
-            chances.append("" if metric.chance is None else f"{metric.chance:.1f}")
+            chances.append("" if metric.chance is None or unread_of(metric) else f"{metric.chance:.1f}")
         cells = [name, where, "\n".join(split_name(m.name)[1] for m in shown) or "–", values, chances]
         if papers is not None:
             numbers, whose = papers[index]

@@ -22,6 +22,7 @@ from ..base import FrameSource, Model, ranks_of
 from .blip2 import BLIP2_SCORES, BLIP2_TYPES, Blip2Matcher, load_blip2_retrieval
 from .hf_loading import weights_fingerprint
 from .placement import dtype_name, out_of_memory, place, ran_on, torch_dtype
+from ..torchvision_match import advice
 from .pe_video import PE_VIDEO_TYPES, load_pe_video, text_embeddings, video_embedding
 
 EMBEDDING_SCORES = ("cosine", "logit", "sigmoid")
@@ -251,7 +252,7 @@ def load_openclip(arch: str, pretrained: str | None):
         import open_clip
     except Exception as exc:  # absent, or torchvision not matching torch ("operator torchvision::nms ...")
         raise ImportError(f"open_clip cannot be imported ({type(exc).__name__}: {str(exc)[:120]}); it needs "
-                          "open_clip_torch and a torchvision built for your torch: see the README, 'open_clip'"
-                          ) from None
+                          f"open_clip_torch and a torchvision built for your torch ({advice()}): see the README, "
+                          "'open_clip'") from None
     model, _, preprocess = open_clip.create_model_and_transforms(arch, pretrained=pretrained)
     return model, preprocess

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...video.frames import Frames
+from ..torchvision_match import advice
 from ..families import FAMILIES, INPUT_KINDS, TIME_ORIGINS, build_vision, family_spec, taking
 from ..pixel_cache import PixelCache
 from ..video_inputs import (Timing, UnsupportedFamily, _torch, adds_special_tokens, build_batch, chat_template,
@@ -61,8 +62,8 @@ def official_processor(path: str, revision: str | None = None, trust_remote_code
         missing = "torchvision" if "torchvision" in reason.lower() else "the package it names"
         raise ImportError(f"{open_path} is shown through its own processor (timefoil builds no inputs for it), which "
                           f"cannot be built here ({reason}); install {missing}"
-                          + (" (the build that matches the installed torch, e.g. pip install torchvision)"
-                             if missing == "torchvision" else "") + " to run it") from None
+                          + (f" to run it: {advice()}" if missing == "torchvision" else " to run it")
+                          ) from None
     # a batch's answers are read at its last position: pads must come first (most processors'
     # tokenizers pad on the right by default, so a shorter prompt's answer was read at a pad)
     getattr(processor, "tokenizer", processor).padding_side = "left"

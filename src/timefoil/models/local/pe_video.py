@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .placement import torch_dtype
+from ..torchvision_match import advice
 from ..video_inputs import BILINEAR, PixelSettings, center_crop, processor_settings, resize, shortest_edge_size, \
     to_nchw
 
@@ -112,7 +113,7 @@ def load_pe_video(path: str, dtype: str = "float32"):
     except ImportError as exc:
         reason = " ".join(str(exc).split()).split(". ")[0] or type(exc).__name__
         raise ImportError(f"PE-Video's frame encoder cannot be built here ({reason}); it is a timm model: "
-                          "install timm, which needs a torchvision built for your torch") from None
+                          f"install timm, which needs a torchvision built for your torch: {advice()}") from None
     return model, PeVideoInputs(path, tokenizer, pixels)
 
 

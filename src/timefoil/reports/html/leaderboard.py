@@ -8,7 +8,7 @@ from html import escape
 from ...protocols import Outcome
 from ..headline import ABOVE, BELOW, headline, mark_of
 from ..report import ScoredRun, format_difference, format_p, split_name
-from ...measures.stats import MetricValue
+from ...measures.stats import MetricValue, unread_of, unread_words
 from .compare import pair
 from .tables import PaperTable
 
@@ -30,6 +30,8 @@ def _cell(run: ScoredRun, metric: MetricValue | None, test: str | None, others: 
           name: str, outcomes: dict[str, list[Outcome]]) -> str:
     if metric is None or metric.value is None:
         return '<td class="empty" data-value="">–</td>'
+    if unread_of(metric):  # no score: sorted with the empty cells
+        return f'<td class="unread" data-value="">{escape(unread_words(unread_of(metric)))}</td>'
     tip = [f"95% CI [{metric.ci95[0]:.1f}, {metric.ci95[1]:.1f}]" if metric.ci95 else "",
            f"chance {metric.chance:.1f}" if metric.chance is not None else "",
            f"p {format_p(metric.p_value)} against " + ("no bias" if metric.extra.get("difference") else "chance")

@@ -17,7 +17,7 @@ from ..report import ScoredRun, format_difference, format_p, load_scored, readin
 from ...execution.stored import load_run
 from ...protocols import get_protocol
 from ...scoring import outcomes_from_records
-from ...measures.stats import MetricValue
+from ...measures.stats import MetricValue, unread_of, unread_words
 from ...video.sampling import Sampling
 from .browser import OUTCOMES, Thumbnails, browser_items
 from .leaderboard import leaderboard_html
@@ -38,6 +38,9 @@ def _asset(name: str) -> str:
 def _cell(metric: MetricValue | None, run_dir: str, column: str) -> str:
     if metric is None or metric.value is None:
         return f'<td data-metric="{escape(column)}" class="empty">–</td>'
+    if unread_of(metric):
+        return (f'<td data-metric="{escape(column)}" class="unread">{escape(unread_words(unread_of(metric)))}'
+                f'{other_html(metric)}</td>')
     ci = metric.ci95
     detail = (f"n={metric.n}, chance {metric.chance:.1f}" if metric.chance is not None else f"n={metric.n}")
     if ci:

@@ -12,7 +12,7 @@ from ...protocols import Outcome
 from ..headline import ABOVE, BELOW, favours, headline, mark_of
 from ..report import (ScoredRun, format_difference, format_p, nominal_chance, other_reading, quoted_rows,
                       paper_numbers, split_name)
-from ...measures.stats import MetricValue
+from ...measures.stats import MetricValue, unread_of, unread_words
 
 ORDER_ABLATIONS = ("shuffled", "reversed")
 
@@ -39,6 +39,9 @@ def order_ablation(run: ScoredRun, runs: list[ScoredRun], configs: dict[str, dic
 
 
 def verdict(metric: MetricValue, ablation: tuple[str, Comparison] | None = None) -> str:
+    counts = unread_of(metric)
+    if counts:  # no verdict on chance for answers that were not read
+        return f"unread: {counts[0]:,} of {counts[1]:,} answers could not be read; no score"
     if metric.extra.get("difference"):
         said = favours(metric)
     else:
@@ -53,6 +56,9 @@ def verdict(metric: MetricValue, ablation: tuple[str, Comparison] | None = None)
 
 
 def _interval(metric: MetricValue) -> str:
+    counts = unread_of(metric)
+    if counts:
+        return f'<span class="v unread">{escape(unread_words(counts))}</span>{other_html(metric)}'
     ci = f' <span class="ci">[{metric.ci95[0]:.1f}, {metric.ci95[1]:.1f}]</span>' if metric.ci95 else ""
     return f'<span class="v">{metric.value:.1f}</span>{ci}{other_html(metric)}'
 
