@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..requests import Answer, Request
-from ..stops import answer_budget
+from ..stops import ANSWER_TOKENS, answer_budget
 from ...core.options import checked_count
 from .frames import Encoded
 from .model import ServedModel
@@ -70,7 +70,8 @@ class OpenAICompatible(ServedModel):
     def fingerprint(self) -> dict:  # the key is deliberately absent
         return {"name": "openai", "model": self.model, "base_url": self.base_url, "logprobs": self.logprobs,
                 "top_logprobs": self.top_logprobs, **self.shown_fingerprint(),
-                "max_tokens": self.max_tokens, "seed": self.seed, "stop_when_decided": self.stop_when_decided}
+                "max_tokens": self.max_tokens, "seed": self.seed, "stop_when_decided": self.stop_when_decided,
+                "answer_tokens": ANSWER_TOKENS}  # answers cached under another default limit are asked again
 
     def path(self) -> str:
         return "/chat/completions"
