@@ -38,6 +38,17 @@ def compatible(raw: str | None) -> str | None:
     return unicodedata.normalize("NFKC", raw) if raw else raw
 
 
+_WRAPPED = re.compile(r"^\s*<([A-Za-z_]+)>\s*(.*?)\s*</\1>\s*$", re.DOTALL)  # "<answer>Yes</answer>"
+_UNDERLINED = re.compile(r"(?<![\w_])__(?=\S)(.+?)(?<=\S)__(?![\w_])")  # markdown's "__Yes__"
+
+
+def unwrapped(raw: str) -> str:
+    """``raw`` without a tag pair around the whole of it or markdown's ``__`` emphasis: what
+    they wrap is the answer as written."""
+    wrapped = _WRAPPED.match(raw)
+    return _UNDERLINED.sub(r"\1", wrapped.group(2) if wrapped else raw)
+
+
 # Words that may stand between a negation and the answer word it negates: "I wouldn't say
 # yes", "not quite correct", "not option A", "isn't the first one".
 _NEGATION_FILLER = (r"(?:say|answer|reply|respond|pick|choose|select|go|with|call|think|it|that|this|a|an|the|be|is|"
@@ -95,17 +106,23 @@ QUESTIONED = re.compile(r"^[)\]*\"'`]*\s*\?")
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*|\s*```\s*$")
 
 
-def json_field(raw: str, fields: tuple[str, ...]) -> tuple[bool, Any]:
-    """(found, value) of the first of ``fields`` (any case) in a reply that is one JSON object,
-    bare or in a code fence: ``{"answer": "B"}``, ``{"entailed": false}``."""
+def _json_object(raw: str) -> dict | None:
+    """The JSON object a reply is, bare or in a code fence; None where it is not one."""
     text = _FENCE.sub("", raw.strip())
     if not (text.startswith("{") and text.endswith("}")):
-        return False, None
+        return None
     try:
         data = json.loads(text)
     except ValueError:
-        return False, None
-    if not isinstance(data, dict):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def json_field(raw: str, fields: tuple[str, ...]) -> tuple[bool, Any]:
+    """(found, value) of the first of ``fields`` (any case) in a reply that is one JSON object,
+    bare or in a code fence: ``{"answer": "B"}``, ``{"entailed": false}``."""
+    data = _json_object(raw)
+    if data is None:
         return False, None
     keys = {str(key).lower().replace("-", "_").replace(" ", "_"): value for key, value in data.items()}
     for name in fields:
@@ -135,8 +152,8 @@ def decided(read: Callable[[str], Parsed], raw: str) -> Parsed:
     before it ("The video first shows ... which matches option"), or during a change of mind is
     not decided."""
     whole = read(raw)
-    if not whole.ok:
-        return Parsed(None, "cut", whole.read_from)
+    if not whole.ok or (raw.lstrip().startswith(("{", "```")) and _json_object(raw) is None):
+        return Parsed(None, "cut", whole.read_from)  # a JSON object not closed: its answer field may be to come
     ends = [m.end() for m in _WORD_END.finditer(raw)]
     settled = len(raw)
     for end in reversed(ends[:-1]):

@@ -18,7 +18,7 @@ from typing import Sequence
 
 from .grammar import (CHANGED_MIND, EXAMINED_BEFORE, GIVEN_UP_AFTER, GIVEN_UP_BEFORE, HESITANT_BEFORE, NEGATED_BEFORE,
                       QUESTIONED, SETTLED_AFTER, Parsed, CHANGE_SIGNS, compatible, decided, json_field,
-                      negated_clause)
+                      negated_clause, unwrapped)
 from .verdicts import first_word_verdict, parse_yes_no
 
 __all__ = ["Parsed", "compatible", "conclusion", "first_word_verdict", "parse_choice", "parse_yes_no"]
@@ -44,6 +44,8 @@ _NOT_AFTER_ARTICLE = _AFTER_LETTER | {
     "gives", "remains", "wins", "works", "holds", "makes", "it", "this", "that", "these", "those", "he", "she",
     "they", "we", "you", "my", "me", "i", "actually", "finally", "ultimately", "over", "beats", "beat", "definitely",
     "certainly", "obviously", "surely", "wins", "seems", "undoubtedly", "hands"}
+# The option another is preferred to: "I prefer A to B"
+_PREFERRED_TO = re.compile(r"\bprefer(?:s|red)?\s+\S+\s+to\s+(?:option\s+|caption\s+)?[(\[*\"']*$", re.IGNORECASE)
 # A capital "A" chosen is the letter whatever follows it: "I'd pick A over B", "go with A".
 _CHOSEN_BEFORE = re.compile(r"\b(?:pick|choose|select|go\s+with|opt\s+for|prefer|vote\s+for)\s*$", re.IGNORECASE)
 # Words after which "the first", "the second" stands for an option without its noun ("the first
@@ -111,7 +113,8 @@ def _judged(text: str, start: int, end: int, letter: str, listed: bool) -> _Ment
     # a hedged mention ("not sure it's A", "maybe B"), or one looked at ("let me look at B"),
     # names no answer either
     negated = bool(NEGATED_BEFORE.search(before) or HESITANT_BEFORE.search(before) or _NEGATED_AFTER.match(after)
-                   or EXAMINED_BEFORE.search(before) or negated_clause(text[max(0, start - 160):start]))
+                   or EXAMINED_BEFORE.search(before) or _PREFERRED_TO.search(before)
+                   or negated_clause(text[max(0, start - 160):start]))
     weak = bool(QUESTIONED.match(after) or GIVEN_UP_BEFORE.search(before) or GIVEN_UP_AFTER.match(after))
     return _Mention(letter, start, end, negated, listed, weak, bool(SETTLED_AFTER.match(after)),
                     bool(HESITANT_BEFORE.search(before)))
@@ -264,7 +267,7 @@ def parse_choice(raw: str | None, labels: Sequence[str] = ("A", "B"),
     if found:
         return parse_choice(value, labels, option_texts, segments) if isinstance(value, str) else \
             Parsed(None, "unparseable")
-    text = raw.strip()
+    text = unwrapped(raw).strip()
     bare = _BARE.match(text)
     if bare:
         letter = bare.group(1).upper()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from .grammar import (CHANGED_MIND, GIVEN_UP_AFTER, GIVEN_UP_BEFORE, HESITANT_BEFORE, NEGATED_BEFORE, QUESTIONED,
-                      SETTLED_AFTER, Parsed, compatible, decided, json_field, negated_clause)
+                      SETTLED_AFTER, Parsed, compatible, decided, json_field, negated_clause, unwrapped)
 
 _WORDS = {"yes": "yes", "yeah": "yes", "yep": "yes", "yup": "yes", "no": "no", "nope": "no", "true": "yes",
           "false": "no", "correct": "yes", "incorrect": "no", "accurate": "yes", "inaccurate": "no", "wrong": "no",
@@ -123,6 +123,7 @@ def parse_yes_no(raw: str | None, cut: bool = False) -> Parsed:
         if isinstance(value, bool):
             return Parsed("yes" if value else "no", "ok")
         return parse_yes_no(value) if isinstance(value, str) else Parsed(None, "unparseable")
+    raw = unwrapped(raw)
     verdicts = _verdicts(raw)
     if not verdicts:
         if _ASSENT.match(raw):
