@@ -54,7 +54,8 @@ def test_the_corpus_is_large_and_covers_every_class_and_the_examples_it_was_made
     assert sum(entry["cut"] for entry in CORPUS) >= 60
     assert sum(entry["label"] is None for entry in CORPUS) >= 100  # where a careful reader reads nothing
     written = {(entry["text"], entry["label"]) for entry in CORPUS}
-    for example in [("B. Sorry, I meant A.", "A"), ("I'd pick A over B.", "A"), ("There's no way that's correct.", "no"),
+    for example in [("B. Sorry, I meant A.", "A"), ("I'd pick A over B.", "A"),
+                    ("There's no way that's correct.", "no"),
                     ("I do not think the caption is correct.", "no"), ("Yes... wait, no.", "no"),
                     ("No. Actually, looking again, yes.", "yes"), ("Yes.\nCorrection: no.", "no"),
                     ("A\nActually, on closer inspection, B.", "B"), ("Let me look at option B first.", None),
@@ -136,7 +137,8 @@ def served_answers(model_args: dict) -> tuple[list[Request], list[Answer], FakeS
         content, finish, tokens = serve(entry["text"], entry["cut"], body.get("stop") or [], body["max_tokens"])
         asked_with.append((body.get("stop"), body["max_tokens"]))
         reply = {"id": f"chatcmpl-{call}", "object": "chat.completion", "created": 0, "model": body["model"],
-                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                              "finish_reason": finish}],
                  "usage": {"prompt_tokens": 9, "completion_tokens": tokens, "total_tokens": 9 + tokens}}
         handler.send(200, json.dumps(reply).encode())
 

@@ -7,11 +7,11 @@ Correct/Incorrect, wrong), the same words of other languages (sí/no, ja/nein, o
 answer field ({"answer": "no"}, {"entailed": false}). Each word counts where it stands as the answer
 (first, before punctuation or a reason, or after "the answer is"), turned over by a negation
 anywhere in its clause ("I wouldn't say yes", "I do not think the caption is correct": No), and
-offered rather than given after "maybe" or "perhaps" (a hedge). Answers that disagree are settled by a concluding phrase or
-a change of mind ("Yes. Actually, no.", "Initially yes, but on reflection no."); an answer that was
-only asked ("Yes? No, ...") or given up ("yes at first") yields to one that was given; otherwise
-disagreement, a hedge ("partly correct", "not necessarily") or a pair ("yes and no") is a parse
-failure.
+offered rather than given after "maybe" or "perhaps" (a hedge). Answers that disagree are settled
+by a concluding phrase or a change of mind ("Yes. Actually, no.", "Initially yes, but on
+reflection no."); an answer that was only asked ("Yes? No, ...") or given up ("yes at first")
+yields to one that was given; otherwise disagreement, a hedge ("partly correct", "not
+necessarily") or a pair ("yes and no") is a parse failure.
 """
 from __future__ import annotations
 
