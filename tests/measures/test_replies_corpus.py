@@ -92,8 +92,8 @@ def test_a_cut_reply_is_read_only_where_the_received_part_decides_it():
 
 def test_the_released_rules_read_what_the_released_scripts_received():
     """The released readings read a reply's first character, its first token or its whole text
-    (contains "Yes" and not "No"): the default requests (no stop, the 256-token limit) give them
-    every reply of the corpus whole, as the released scripts received it. The stops of earlier
+    (contains "Yes" and not "No"): at the default requests (no stop, the 256-token limit) each
+    reads every reply of the corpus as it reads it whole (the four longer than the limit too). The stops of earlier
     releases changed them: "Yes. No doubt." reached the released verdict as "Yes"."""
     served = {entry["text"]: serve(entry["text"], entry["cut"], stop=[], max_tokens=256)[0] for entry in CORPUS}
     for entry in CORPUS:
