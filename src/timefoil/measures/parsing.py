@@ -65,7 +65,7 @@ _CONCLUDES = re.compile(
     r"\b(?:so|therefore|thus|hence|actually|correction|wait|instead)\b|"
     r"\b(?:it|which|that|this)(?:'s|’s|\s+is|\s+would be)|"
     r"\bi(?:'ll|’ll|\s+will|\s+would|'d|’d)?\s+(?:choose|pick|select|go with|say)\b|\bmy (?:answer|choice|pick)\b|"
-    r"\b[A-Z]\s*(?:vs\.?|versus)\s*[A-Z]\s*[:?]|"  # "A vs B: B"
+    r"\b(?:(?:option|caption)\s+)?[A-Z]\s*(?:vs\.?|versus)\s*(?:(?:option|caption)\s+)?[A-Z]\s*[:?]|"  # "A vs B: B"
     + CHANGED_MIND, re.IGNORECASE)
 # An option, or a list of them ("A and B"), followed by a verdict against it.
 _NEGATED_AFTER = re.compile(
@@ -195,6 +195,15 @@ def _concluded(text: str, mentions: Sequence[_Mention]) -> str | None:
     return max(settled)[1] if settled else None
 
 
+_CONCEDED_AFTER = re.compile(r"^[)\]*\"'`]*\s*(?:is|was|would be|could be|might be|may be|seems)?\s*"
+                             r"(?:also|too)\s+(?:possible|plausible|correct|right|likely|valid)", re.IGNORECASE)
+
+
+def _conceded(text: str, mentions: Sequence[_Mention], concluded: str) -> bool:
+    """Whether another option is granted as also right after the conclusion: a hedge."""
+    return any(m.letter != concluded and not m.negated and _CONCEDED_AFTER.match(text[m.end:]) for m in mentions)
+
+
 def _first_after(text: str, start: int, mentions: Sequence[_Mention]) -> str | None:
     for mention in mentions:
         if mention.start < start:
@@ -274,6 +283,8 @@ def parse_choice(raw: str | None, labels: Sequence[str] = ("A", "B"),
         return Parsed(letter, "ok") if letter in labels else Parsed(None, "unparseable")
     mentions = _mentions(text, labels, segments)
     concluded = _concluded(text, mentions)
+    if concluded and _conceded(text, mentions, concluded):
+        return Parsed(None, "ambiguous")  # "the answer is A, but B is also possible"
     if concluded:
         return Parsed(concluded, "ok")
     standing = [m for m in mentions if not m.negated]

@@ -22,17 +22,25 @@ from .grammar import (CHANGED_MIND, GIVEN_UP_AFTER, GIVEN_UP_BEFORE, HESITANT_BE
 
 _WORDS = {"yes": "yes", "yeah": "yes", "yep": "yes", "yup": "yes", "no": "no", "nope": "no", "true": "yes",
           "false": "no", "correct": "yes", "incorrect": "no", "accurate": "yes", "inaccurate": "no", "wrong": "no",
-          "y": "yes", "n": "no",
+          "y": "yes", "n": "no", "affirmative": "yes", "negative": "no",
           # Spanish, Italian, German, French, Russian ("no" is Spanish and Italian too)
           "sí": "yes", "si": "yes", "ja": "yes", "nein": "no", "oui": "yes", "non": "no", "да": "yes", "нет": "no"}
 _VERDICT = re.compile(r"(?<![\w'’])(" + "|".join(_WORDS) + r")(?![\w'’]|-\w)", re.IGNORECASE)
 # An opening assent that stands as the answer: "Sure.", "Of course, the man ..."
 _ASSENT = re.compile(r"^[\s*\"'`]*(?:sure|of\s+course|certainly|absolutely|definitely|indeed|exactly)"
                      r"(?=[\s*\"'`]*(?:[.,!;:)\-—–]|$))", re.IGNORECASE)
+# A reply that answers "Does the video match the caption?" with its verb: "It does not.", "The
+# caption matches the video.", "The video doesn't match the caption, because ..."
+_MATCH_ANSWER = re.compile(r"^[\s*\"'`]*(?:it|this|that|they|the\s+(?:video|caption|clip|description|statement))\s+"
+                           r"(?:(?:does|do)(?P<not>n't|n’t|\s+not)?(?:\s+match)?|matches|match)"
+                           r"(?:\s+(?:the\s+)?(?:video|caption|clip|description|statement))?"
+                           r"(?=[\s*\"'`]*(?:[.,!;:)\-—–]|$)|\s+(?:because|since|as|but)\b)", re.IGNORECASE)
+_PARTLY = re.compile(r"^[\s,;:\-—–]*(?:partly|partially|somewhat|mostly|in\s+part|sort\s+of|kind\s+of|"
+                     r"to\s+some\s+extent)\b", re.IGNORECASE)  # "It does, partly.": a hedge
 # The fields of a JSON reply that hold its verdict
 VERDICT_FIELDS = ("answer", "final_answer", "verdict", "entailed", "entailment", "entails", "match", "matches",
                   "is_match", "correct", "is_correct", "label", "prediction", "result", "response")
-_ADJECTIVES = {"true", "false", "correct", "incorrect", "accurate", "inaccurate", "wrong"}
+_ADJECTIVES = {"true", "false", "correct", "incorrect", "accurate", "inaccurate", "wrong", "affirmative", "negative"}
 # A Yes or No that is the answer, not a word of a sentence ("no one", "no door"): followed by
 # punctuation or the end, or by a reason ("Yes because", "No the man ...").
 _STANDS = re.compile(r"^(?:[\s*\"'`]*(?:[.,!;:)\-—–]|$)|\s+(?:because|since|as|it|the|this|that|he|she|they|there|"
@@ -128,6 +136,9 @@ def parse_yes_no(raw: str | None, cut: bool = False) -> Parsed:
     if not verdicts:
         if _ASSENT.match(raw):
             return Parsed("yes", "ok")
+        matched = _MATCH_ANSWER.match(raw)
+        if matched and not _PARTLY.match(raw[matched.end():]):
+            return Parsed("no" if matched.group("not") else "yes", "ok")
         return Parsed("no", "ok") if _NEGATION_ANSWER.match(raw) else Parsed(None, "unparseable")
     concluded = [value for value, marked, _ in verdicts if marked and value != "hedge"]
     if concluded:
