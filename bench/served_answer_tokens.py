@@ -10,7 +10,7 @@ protocol and setting the server's generated tokens per distinct request (its own
 an answer, unread as cut (counted with the stopped), or unread whole (a parse failure). The
 last line is one JSON object.
 
-    python bench/served_answer_tokens.py [--per-family 2] [--threads 2]
+    python bench/served_answer_tokens.py [--per-family 2] [--limit GROUPS] [--threads 2]
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ SETTINGS = {"default": {}, "earlier": {"stop_when_decided": "true", "max_tokens"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-family", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=None, help="the suite's first groups only")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     from timefoil.models.requests import Answer
@@ -50,7 +51,7 @@ def main() -> None:
             for setting, model_args in SETTINGS.items():
                 before = predicted_tokens(base)
                 records = blind_run(f"openai:smollm2@{base}/v1", suite, os.path.join(tmp, f"{setting}-{protocol}"),
-                                    protocol, {"concurrency": "1", **model_args})
+                                    protocol, {"concurrency": "1", **model_args}, limit=args.limit)
                 distinct = {r["request"]["key"]: r for r in records}  # a blind question repeated is asked once
                 tokens = (predicted_tokens(base) - before) / len(distinct)
                 ended = [stopped(Answer.from_json(r["answer"]).meta) for r in distinct.values()]
