@@ -21,9 +21,10 @@ LOCAL_OUT_OF_TOKENS = "max_tokens"  # a local generative model's meta["stopped"]
 
 
 AT_STOP = "stop"  # OpenAI's finish reason for a reply ended at its end token or at a stop string sent with it
-# A letter or Yes/No answer's token limit on a served model, unless the run or the model asks
-# another: room for the reasoning a chat model may write before its answer (the meant reading
-# reads it whole). Measured against llama-server with SmolLM2 in docs/models.md, "Serving a model".
+# The least token limit a served letter or Yes/No answer is sent with (a run's larger
+# --max-tokens is kept; a served model's own max_tokens model-arg sets the limit outright): room
+# for the reasoning a chat model may write before its answer, which the meant reading reads
+# whole. Its cost on llama-server with SmolLM2: docs/models.md, "Serving a model".
 ANSWER_TOKENS = 256
 
 
