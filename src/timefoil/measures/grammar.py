@@ -24,7 +24,7 @@ from typing import Any, Callable
 @dataclass(frozen=True)
 class Parsed:
     value: str | None  # a label ("A") or "yes"/"no"; None when it failed
-    status: str  # "ok", "empty", "ambiguous", "unparseable"
+    status: str  # "ok", "empty", "ambiguous", "unparseable"; "cut": a cut reply its received part does not decide
     read_from: str | None = None  # where a reading could come from the text or probabilities: which one
 
     @property
