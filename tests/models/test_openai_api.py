@@ -234,18 +234,32 @@ def test_sigkill_mid_run_on_the_served_path_then_resume_loses_and_duplicates_not
         json.loads(subprocess.run([*score, reference], capture_output=True, text=True, timeout=120).stdout)
 
 
-def test_letter_and_yes_no_answers_are_asked_to_end_once_decided_and_reasoning_is_not():
-    """A choice ends at its first line break and a Yes/No answer also at its first full stop;
-    free generation, which every chain-of-thought variant is asked as, gets no stop; and
-    stop_when_decided=false sends none (a server that refuses ``stop``)."""
+def test_letter_and_yes_no_answers_are_asked_with_no_stop_and_room_to_reason_before_answering():
+    """By default no stop string (a line break or a full stop would cut off a changed mind:
+    "Yes.\nCorrection: no.") and a token limit of at least 256 for a letter or a Yes/No answer,
+    whose request asks 16; free generation keeps its own budget; a model's ``max_tokens`` sets the
+    limit outright. ``stop_when_decided=true`` sends the earlier releases' stops (a choice at its
+    first line break, Yes/No also at its first full stop), and the answer records them."""
     from timefoil.models.requests import Request
     from timefoil.models.served.openai import OpenAICompatible
 
-    asks = {kind: Request(kind, None, "q", labels=("A", "B") if kind == "choice" else ())
+    asks = {kind: Request(kind, None, "q", labels=("A", "B") if kind == "choice" else (), max_tokens=16)
             for kind in ("choice", "entailment", "generation")}
-    model = OpenAICompatible("m", "http://127.0.0.1:9/v1")  # made, not loaded: no server asked which model it is
-    stops = {kind: model.body(request, [], logprobs=True).get("stop") for kind, request in asks.items()}
+    # made, not loaded: no server is asked which model it is
+    model = OpenAICompatible("m", "http://127.0.0.1:9/v1")
+    bodies = {kind: model.body(request, [], logprobs=True) for kind, request in asks.items()}
+    assert all("stop" not in body for body in bodies.values())
+    assert {kind: body["max_tokens"] for kind, body in bodies.items()} == \
+        {"choice": 256, "entailment": 256, "generation": 16}
+    assert model.body(Request("choice", None, "q", max_tokens=1024), [], True)["max_tokens"] == 1024
+    capped = OpenAICompatible("m", "http://127.0.0.1:9/v1", max_tokens=16)
+    assert capped.body(asks["choice"], [], logprobs=True)["max_tokens"] == 16
+    stopping = OpenAICompatible("m", "http://127.0.0.1:9/v1", stop_when_decided=True)
+    stops = {kind: stopping.body(request, [], logprobs=True).get("stop") for kind, request in asks.items()}
     assert stops == {"choice": ["\n"], "entailment": ["\n", "."], "generation": None}
-    plain = OpenAICompatible("m", "http://127.0.0.1:9/v1", stop_when_decided=False)
-    assert all("stop" not in plain.body(request, [], logprobs=True) for request in asks.values())
-    assert model.fingerprint()["stop_when_decided"] is True and plain.fingerprint()["stop_when_decided"] is False
+    assert model.fingerprint()["stop_when_decided"] is False and stopping.fingerprint()["stop_when_decided"] is True
+    from timefoil.models.served.reading import Reply
+
+    said = stopping._read(asks["entailment"], Reply("No", "stop"), None)
+    assert said.meta["stop"] == ["\n", "."] and "stop" not in model._read(asks["entailment"], Reply("No", "stop"),
+                                                                           None).meta

@@ -21,7 +21,8 @@ ANSWERS = [
     ("the man walks\n", {"stopped": "line", "new_tokens": 3}),  # local, first line ended: a parse failure
     ("The video first shows", {"attempts": 1, "finish_reason": "length"}),  # served, out of tokens: stopped
     ("Well, hard to say", {"attempts": 1, "finish_reason": "stop"}),  # served, ended: a parse failure
-    ("B", {"stopped": "max_tokens", "new_tokens": 1}),  # out of tokens, but it names B: an answer
+    # out of tokens, but it names B and goes on with its reason: decided, an answer
+    ("B, since the man", {"stopped": "max_tokens", "new_tokens": 4}),
 ]
 
 
@@ -38,6 +39,11 @@ def test_local_and_served_stops_read_alike():
     assert stopped({"stopped": "max_tokens", "finish_reason": "SAFETY"}) == "out of tokens"
     assert stopped({"finish_reason": "SAFETY"}) == "refused" and stopped(None) is None
     assert stopped({"stopped": "eos", "finish_reason": "length"}) == "out of tokens"
+    # ended where a stop string sent with it matched, or may have (vLLM names the string; None: its end token)
+    assert stopped({"finish_reason": "stop", "stop": ["\n"]}) == "cut at a stop"
+    assert stopped({"finish_reason": "stop", "stop": ["\n"], "stop_reason": "\n"}) == "cut at a stop"
+    assert stopped({"finish_reason": "stop", "stop": ["\n"], "stop_reason": None}) is None
+    assert stopped({"finish_reason": "stop"}) is None and stopped({"finish_reason": "stop", "stop": []}) is None
 
 
 def test_an_answer_out_of_its_budget_is_counted_as_stopped_for_every_kind_of_model(suite, tmp_path):

@@ -16,8 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .grammar import (CHANGED_MIND, GIVEN_UP_AFTER, GIVEN_UP_BEFORE, HESITANT_BEFORE, NEGATED_BEFORE, QUESTIONED,
-                      SETTLED_AFTER, Parsed, compatible)
+from .grammar import (CHANGED_MIND, EXAMINED_BEFORE, GIVEN_UP_AFTER, GIVEN_UP_BEFORE, HESITANT_BEFORE, NEGATED_BEFORE,
+                      QUESTIONED, SETTLED_AFTER, Parsed, CHANGE_SIGNS, compatible, decided, json_field,
+                      negated_clause, unwrapped)
 from .verdicts import first_word_verdict, parse_yes_no
 
 __all__ = ["Parsed", "compatible", "conclusion", "first_word_verdict", "parse_choice", "parse_yes_no"]
@@ -41,7 +42,12 @@ _NOT_AFTER_ARTICLE = _AFTER_LETTER | {
     "here", "there", "indeed", "overall", "anyway", "not", "only", "be", "has", "have", "had", "does", "did", "can",
     "could", "will", "may", "might", "shows", "depicts", "captures", "reflects", "corresponds", "says", "states",
     "gives", "remains", "wins", "works", "holds", "makes", "it", "this", "that", "these", "those", "he", "she",
-    "they", "we", "you", "my", "me", "i", "actually", "finally", "ultimately"}
+    "they", "we", "you", "my", "me", "i", "actually", "finally", "ultimately", "over", "beats", "beat", "definitely",
+    "certainly", "obviously", "surely", "wins", "seems", "undoubtedly", "hands"}
+# The option another is preferred to: "I prefer A to B"
+_PREFERRED_TO = re.compile(r"\bprefer(?:s|red)?\s+\S+\s+to\s+(?:option\s+|caption\s+)?[(\[*\"']*$", re.IGNORECASE)
+# A capital "A" chosen is the letter whatever follows it: "I'd pick A over B", "go with A".
+_CHOSEN_BEFORE = re.compile(r"\b(?:pick|choose|select|go\s+with|opt\s+for|prefer|vote\s+for)\s*$", re.IGNORECASE)
 # Words after which "the first", "the second" stands for an option without its noun ("the first
 # is right"); not "the first time", "the first to leave". After a pronoun ("in the second he
 # stands") only where the reply has named an option so before ("in the first segment he sits").
@@ -59,6 +65,7 @@ _CONCLUDES = re.compile(
     r"\b(?:so|therefore|thus|hence|actually|correction|wait|instead)\b|"
     r"\b(?:it|which|that|this)(?:'s|’s|\s+is|\s+would be)|"
     r"\bi(?:'ll|’ll|\s+will|\s+would|'d|’d)?\s+(?:choose|pick|select|go with|say)\b|\bmy (?:answer|choice|pick)\b|"
+    r"\b(?:(?:option|caption)\s+)?[A-Z]\s*(?:vs\.?|versus)\s*(?:(?:option|caption)\s+)?[A-Z]\s*[:?]|"  # "A vs B: B"
     + CHANGED_MIND, re.IGNORECASE)
 # An option, or a list of them ("A and B"), followed by a verdict against it.
 _NEGATED_AFTER = re.compile(
@@ -97,15 +104,20 @@ class _Mention:
     listed: bool  # the first of a list ("A or B"), which names no single answer
     weak: bool = False  # asked ("B?") or given up ("B at first"): an answer only where nothing else is
     settled: bool = False  # followed by a phrase that settles on it ("A on reflection")
+    offered: bool = False  # "maybe B": no answer, but a doubt cast on any other option given
 
 
 def _judged(text: str, start: int, end: int, letter: str, listed: bool) -> _Mention:
     """A mention with what the words around it say of it."""
     before, after = text[max(0, start - 48):start], text[end:end + 80]
-    # a hedged mention ("not sure it's A") names no answer either
-    negated = bool(NEGATED_BEFORE.search(before) or HESITANT_BEFORE.search(before) or _NEGATED_AFTER.match(after))
+    # a hedged mention ("not sure it's A", "maybe B"), or one looked at ("let me look at B"),
+    # names no answer either
+    negated = bool(NEGATED_BEFORE.search(before) or HESITANT_BEFORE.search(before) or _NEGATED_AFTER.match(after)
+                   or EXAMINED_BEFORE.search(before) or _PREFERRED_TO.search(before)
+                   or negated_clause(text[max(0, start - 160):start]))
     weak = bool(QUESTIONED.match(after) or GIVEN_UP_BEFORE.search(before) or GIVEN_UP_AFTER.match(after))
-    return _Mention(letter, start, end, negated, listed, weak, bool(SETTLED_AFTER.match(after)))
+    return _Mention(letter, start, end, negated, listed, weak, bool(SETTLED_AFTER.match(after)),
+                    bool(HESITANT_BEFORE.search(before)))
 
 
 def _letter_mentions(text: str, labels: Sequence[str]) -> list[_Mention]:
@@ -116,7 +128,8 @@ def _letter_mentions(text: str, labels: Sequence[str]) -> list[_Mention]:
             continue
         bold = text[max(0, match.start() - 2):match.start()] == "**" and text[match.end():match.end() + 2] == "**"
         named = _NAMED_BEFORE.search(text[max(0, match.start() - 12):match.start()])
-        marked = bool(opening or closing or bold or named)
+        chosen = letter.isupper() and _CHOSEN_BEFORE.search(text[max(0, match.start() - 16):match.start()])
+        marked = bool(opening or closing or bold or named or chosen)
         following = re.match(r"[ \t]+([A-Za-z]+)", text[match.end():])  # on the same line
         used_as_word = letter.islower() or letter in _WORD_LETTERS
         listed_after = _LISTED_AFTER.search(text[max(0, match.start() - 16):match.start()])
@@ -182,6 +195,15 @@ def _concluded(text: str, mentions: Sequence[_Mention]) -> str | None:
     return max(settled)[1] if settled else None
 
 
+_CONCEDED_AFTER = re.compile(r"^[)\]*\"'`]*\s*(?:is|was|would be|could be|might be|may be|seems)?\s*"
+                             r"(?:also|too)\s+(?:possible|plausible|correct|right|likely|valid)", re.IGNORECASE)
+
+
+def _conceded(text: str, mentions: Sequence[_Mention], concluded: str) -> bool:
+    """Whether another option is granted as also right after the conclusion: a hedge."""
+    return any(m.letter != concluded and not m.negated and _CONCEDED_AFTER.match(text[m.end:]) for m in mentions)
+
+
 def _first_after(text: str, start: int, mentions: Sequence[_Mention]) -> str | None:
     for mention in mentions:
         if mention.start < start:
@@ -204,11 +226,15 @@ def _opening_answer(text: str, mentions: Sequence[_Mention]) -> str | None:
             or not (bracketed or _OPENS.match(text[first.end:])):
         return None
     for later in mentions[1:]:
-        if later.letter == first.letter or later.negated:
+        if later.letter == first.letter:
+            continue
+        offered = _OFFERED_BEFORE.search(text[max(0, later.start - 16):later.start])  # "A. Or B.", "A. Maybe B."
+        if offered:
+            return None
+        if later.negated:
             continue
         sentence_start = max(text.rfind(mark, 0, later.start) for mark in ".!?\n:;")
         alone = _LEAD_IN.fullmatch(text[sentence_start + 1:later.start]) and _ALONE_AFTER.match(text[later.end:])
-        offered = _OFFERED_BEFORE.search(text[max(0, later.start - 16):later.start])  # "A. Or B."
         alternative = re.match(r"[)\]*]*\s*(?:or\b|/)", text[later.end:])  # "A. B or C?"
         if alternative or alone or offered or _AFFIRMED_AFTER.match(text[later.end:]):
             return None
@@ -230,21 +256,35 @@ def _quoted(text: str, labels: Sequence[str], option_texts: Sequence[str]) -> st
     return longest[0] if len(longest) == 1 else None
 
 
+# The fields of a JSON reply that hold its letter: {"answer": "B"}
+LETTER_FIELDS = ("answer", "final_answer", "choice", "option", "letter", "selected", "selection", "prediction",
+                 "correct_option", "best_option", "label", "response")
+
+
 def parse_choice(raw: str | None, labels: Sequence[str] = ("A", "B"),
-                 option_texts: Sequence[str] = (), segments: bool = False) -> Parsed:
+                 option_texts: Sequence[str] = (), segments: bool = False, cut: bool = False) -> Parsed:
     """The option ``raw`` answers. ``segments``: the options are the segments of one video shown
-    in turn (Vinoground's video questions), which a reply may name ("the second video")."""
-    labels = [label.upper() for label in labels]
+    in turn (Vinoground's video questions), which a reply may name ("the second video"); ``cut``:
+    the reply may go on past what was received (read only where that part decides it)."""
     raw = compatible(raw)
     if raw is None or not raw.strip():
         return Parsed(None, "empty")
-    text = raw.strip()
+    if cut:
+        return decided(lambda part: parse_choice(part, labels, option_texts, segments), raw)
+    labels = [label.upper() for label in labels]
+    found, value = json_field(raw, LETTER_FIELDS)
+    if found:
+        return parse_choice(value, labels, option_texts, segments) if isinstance(value, str) else \
+            Parsed(None, "unparseable")
+    text = unwrapped(raw).strip()
     bare = _BARE.match(text)
     if bare:
         letter = bare.group(1).upper()
         return Parsed(letter, "ok") if letter in labels else Parsed(None, "unparseable")
     mentions = _mentions(text, labels, segments)
     concluded = _concluded(text, mentions)
+    if concluded and _conceded(text, mentions, concluded):
+        return Parsed(None, "ambiguous")  # "the answer is A, but B is also possible"
     if concluded:
         return Parsed(concluded, "ok")
     standing = [m for m in mentions if not m.negated]
@@ -254,7 +294,8 @@ def parse_choice(raw: str | None, labels: Sequence[str] = ("A", "B"),
     if len(named) > 1:
         opening = _opening_answer(text, firm)
         named = {opening} if opening else named
-    if len(named) > 1 or (named and quoted and quoted not in named):
+    doubted = any(m.offered and m.letter not in named for m in mentions)  # "A. Maybe B."
+    if len(named) > 1 or (named and quoted and quoted not in named) or (named and doubted):
         return Parsed(None, "ambiguous")
     if named:
         return Parsed(named.pop(), "ok")
@@ -266,12 +307,18 @@ _TAGGED = re.compile(r"<answer>\s*(.*?)\s*</answer>|<<<output>>>\s*(.*?)\s*<<</o
 _FINAL = re.compile(r"final answer|answer is|answer would be|answer:|therefore", re.IGNORECASE)
 
 
-def conclusion(raw: str | None) -> str | None:
+def conclusion(raw: str | None, cut: bool = False) -> str | None:
     """The part of a reasoned answer that states the answer: the last tagged answer, else what
-    follows the last "answer is" / "final answer" / "Answer:", else the last non-empty line."""
+    follows the last "answer is" / "final answer" / "Answer:", else the last non-empty line. Of a
+    reply cut before its writer finished (``cut``), only a tagged answer followed by more words
+    with no sign of a change of mind (as ``grammar.decided`` asks) is its conclusion; else None."""
     if raw is None:
         return None
     tagged = [answer or output for answer, output in _TAGGED.findall(raw)]
+    if cut:
+        last = list(_TAGGED.finditer(raw))
+        rest = raw[last[-1].end():] if last else ""
+        return tagged[-1] if last and re.search(r"\w", rest) and not CHANGE_SIGNS.search(rest) else None
     if tagged:
         return tagged[-1]
     lines = [line for line in raw.strip().splitlines() if line.strip()]

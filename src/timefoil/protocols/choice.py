@@ -12,6 +12,7 @@ from ..core.hashing import stable_hash
 from ..core.items import Item, VideoRef
 from ..measures.parsing import Parsed, conclusion, parse_choice
 from ..models.requests import Answer, Request
+from ..models.stops import cut
 from ..measures.stats import MetricValue, proportion
 from .base import LETTERS, ORDER_POLICIES, Outcome, PlanContext, PlannedRequest, Protocol, count_unread
 
@@ -150,11 +151,14 @@ class Choice(Protocol):
         labels, texts = request["labels"], request["option_texts"]
         segments = not texts  # only a question whose options are video segments shows no option texts
         judged = parse_choice(verdict["raw"], labels) if verdict and verdict.get("raw") else None
+        was_cut = cut(answer.meta)  # read only where the part received decides it
         if request.get("reasoning"):
             if judged is not None and judged.ok:
                 return judged
-            return parse_choice(conclusion(answer.raw), labels, texts, segments)
-        parsed = parse_choice(answer.raw, labels, texts, segments)
+            concluded = conclusion(answer.raw, was_cut)
+            return Parsed(None, "cut") if was_cut and concluded is None else \
+                parse_choice(concluded, labels, texts, segments)
+        parsed = parse_choice(answer.raw, labels, texts, segments, cut=was_cut)
         return judged if not parsed.ok and judged is not None and judged.ok else parsed
 
     def judge_request(self, request: dict[str, Any], answer: Answer) -> Request | None:

@@ -10,6 +10,7 @@ from ..measures import metrics as M
 from ..measures.chance import Event
 from ..measures.parsing import Parsed, conclusion, first_word_verdict, parse_yes_no
 from ..models.requests import Answer, Request
+from ..models.stops import cut
 from ..measures.stats import MetricValue
 from .base import PlanContext, count_unread
 from .similarity import PerOption, ScoredOutcome
@@ -52,7 +53,12 @@ def entailment_reading(answer: Answer, reasoning: bool = False) -> tuple[float |
         # what it means is the distribution (e as VELOCITI computes it from the logits)
         e = yes / (yes + no)
         return e, Parsed("yes" if e > 0.5 else "no", "ok", "logprobs")
-    said = parse_yes_no(conclusion(answer.raw) if reasoning else answer.raw)
+    was_cut = cut(answer.meta)  # read only where the part received decides it
+    if reasoning:
+        concluded = conclusion(answer.raw, was_cut)
+        said = Parsed(None, "cut") if was_cut and concluded is None else parse_yes_no(concluded)
+    else:
+        said = parse_yes_no(answer.raw, cut=was_cut)
     if not said.ok:
         return None, Parsed(None, said.status, "text")
     if not reasoning and yes is not None and no is not None and yes + no > 0:

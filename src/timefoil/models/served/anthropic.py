@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..requests import Request
+from ..stops import ANSWER_TOKENS, answer_budget
 from .frames import Encoded
 from ...core.options import checked_number
 from .model import ServedModel
@@ -49,7 +50,7 @@ class Anthropic(ServedModel):
     def fingerprint(self) -> dict:  # the key is deliberately absent; max_images only refuses, it changes no answer
         sent = self.sent_temperature
         return {"name": "anthropic", "model": self.model, "base_url": self.base_url, "api_version": self.api_version,
-                **self.shown_fingerprint(), "max_tokens": self.max_tokens,
+                **self.shown_fingerprint(), "max_tokens": self.max_tokens, "answer_tokens": ANSWER_TOKENS,
                 **({"temperature": sent} if sent != 0 else {})}  # 0, the default, left out: older runs keep their key
 
     def path(self) -> str:
@@ -69,7 +70,8 @@ class Anthropic(ServedModel):
             {"type": "image", "source": {"type": "base64", "media_type": medium.mime, "data": medium.data}}
             for medium in shown]
         content.append({"type": "text", "text": request.text})
-        payload: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens or request.max_tokens,
+        payload: dict[str, Any] = {"model": self.model,
+                                   "max_tokens": self.max_tokens or answer_budget(request.kind, request.max_tokens),
                                    "messages": [{"role": "user", "content": content}]}
         if self.sent_temperature is not None:
             payload["temperature"] = self.sent_temperature

@@ -20,6 +20,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from ...core.hashing import stable_hash
 from ...core.options import checked_count
 from ..requests import Request
+from ..stops import ANSWER_TOKENS, answer_budget
 from ...video.frames import content_key
 from ..base import FrameSource
 from .clips import CLIP_FORMAT, check_sendable, window_clip
@@ -63,7 +64,7 @@ class Gemini(ServedModel):
             {"video_input": "frames", **self.shown_fingerprint()}
         return {"name": "gemini", "model": self.model, "base_url": self.base_url, **shown,
                 "logprobs": self.logprobs, "top_logprobs": self.top_logprobs,
-                "max_tokens": self.max_tokens, "seed": self.seed,
+                "max_tokens": self.max_tokens, "answer_tokens": ANSWER_TOKENS, "seed": self.seed,
                 **({"thinking_budget": self.thinking_budget} if self.thinking_budget is not None else {})}
 
     def path(self) -> str:
@@ -98,7 +99,7 @@ class Gemini(ServedModel):
         parts: list[dict[str, Any]] = [{"inlineData": {"mimeType": medium.mime, "data": medium.data}}
                                        for medium in shown]
         parts.append({"text": request.text})
-        answer_tokens = self.max_tokens or request.max_tokens
+        answer_tokens = self.max_tokens or answer_budget(request.kind, request.max_tokens)
         config: dict[str, Any] = {"temperature": 0, "maxOutputTokens": answer_tokens + (self.thinking_budget or 0)}
         if self.thinking_budget is not None:
             config["thinkingConfig"] = {"thinkingBudget": self.thinking_budget}

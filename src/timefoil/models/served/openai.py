@@ -2,11 +2,12 @@
 speaks it. Frames go as ``image_url`` data URLs (JPEG at quality 90 by default; PNG or WebP on
 request). When the server returns ``logprobs``, Yes/No and option-letter probabilities are
 read from the first token's top alternatives; otherwise the greedy answer alone is used
-(StrictVLE still works). A reply ends once its answer is decided (``stop``, as the local
-models stop): a letter answer at its first line break (the line that names the letter is read,
-as a local model's is), a Yes/No answer also at its first full stop ("No." is decided; what
-follows is a justification that would run to the token limit). ``stop_when_decided=false``
-sends no stop. Chain-of-thought variants are asked for free generation and get none.
+(StrictVLE still works). A letter or Yes/No answer is sent with no stop string and a token limit
+a reply that reasons before its answer fits in (``stops.answer_budget``): a stop at a line break
+or a full stop cuts off a changed mind ("Yes.\nCorrection: no."). ``stop_when_decided=true``
+sends the stops of earlier releases (a letter at its first line break, Yes/No also at its first
+full stop); a reply that ended at one is then read only where the part received decides it, and
+counted as cut where it does not. Chain-of-thought variants are asked for free generation.
 Log-probabilities that are not finite numbers are dropped (the answer
 is read from its text) and the answer's ``meta`` says so."""
 from __future__ import annotations
@@ -16,7 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..requests import Request
+from ..requests import Answer, Request
+from ..stops import ANSWER_TOKENS, answer_budget
 from ...core.options import checked_count
 from .frames import Encoded
 from .model import ServedModel
@@ -38,9 +40,9 @@ def refuse_key_env(name: object, default: str) -> None:
         raise ValueError(f"api_key_env names {name}, which is not set: export {name}=<key> first")
 
 
-# Where each kind's answer is decided; measured on llama-server with SmolLM2 (docs/models.md,
-# "Serving a model"): choice replies echo the options on the lines after the letter, Yes/No
-# replies go on with a justification after "No.".
+# The stops ``stop_when_decided=true`` sends (the default of earlier releases): SmolLM2 on
+# llama-server echoes the options on the lines after a letter and justifies a "No." after its
+# full stop, but a changed mind follows a line break or a full stop too.
 DECIDED_AT = {"choice": ["\n"], "entailment": ["\n", "."]}
 
 
@@ -53,7 +55,7 @@ class OpenAICompatible(ServedModel):
     top_logprobs: int = 20
     max_tokens: int | None = None
     seed: int | None = 0
-    stop_when_decided: bool = True
+    stop_when_decided: bool = False
     cache_prompt: bool | None = None  # None: false where the server is llama-server (see deterministic_cache)
 
     provider: ClassVar[str] = "openai"
@@ -74,7 +76,9 @@ class OpenAICompatible(ServedModel):
         return {"name": "openai", "model": self.model, "base_url": self.base_url, "logprobs": self.logprobs,
                 "top_logprobs": self.top_logprobs, **self.shown_fingerprint(),
                 "max_tokens": self.max_tokens, "seed": self.seed, "stop_when_decided": self.stop_when_decided,
-                **self.served_fingerprint(), **({"cache_prompt": cache} if cache is not None else {})}
+                # answers cached under another default token limit are asked again
+                **self.served_fingerprint(), "answer_tokens": ANSWER_TOKENS,
+                **({"cache_prompt": cache} if cache is not None else {})}
 
     @property
     def sent_cache_prompt(self) -> bool | None:
@@ -104,11 +108,11 @@ class OpenAICompatible(ServedModel):
         messages = [{"role": "system", "content": request.system}] if request.system else []
         messages.append({"role": "user", "content": content})
         payload: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0,
-                                   "max_tokens": self.max_tokens or request.max_tokens}
+                                   "max_tokens": self.max_tokens or answer_budget(request.kind, request.max_tokens)}
         if self.seed is not None:
             payload["seed"] = self.seed
-        if self.stop_when_decided and request.kind in DECIDED_AT:
-            payload["stop"] = list(DECIDED_AT[request.kind])
+        if self.stops(request):
+            payload["stop"] = self.stops(request)
         if self.logprobs and logprobs:
             payload.update(logprobs=True, top_logprobs=self.top_logprobs)
         if self.sent_cache_prompt is not None:
@@ -124,4 +128,20 @@ class OpenAICompatible(ServedModel):
             first = content[0]
             listed = first.get("top_logprobs") or [{"token": first.get("token"), "logprob": first.get("logprob")}]
             alternatives = [(entry.get("token"), entry.get("logprob")) for entry in listed]
-        return Reply(text, choice.get("finish_reason"), alternatives)
+        reply = Reply(text, choice.get("finish_reason"), alternatives)
+        if "stop_reason" in choice:  # vLLM: the stop string that matched, None at the end token
+            reply.stop_reason = choice["stop_reason"]
+        return reply
+
+    def stops(self, request: Request) -> list[str]:
+        return list(DECIDED_AT[request.kind]) if self.stop_when_decided and request.kind in DECIDED_AT else []
+
+    def _read(self, request: Request, result: Reply | Answer, read_probs) -> Answer:
+        """The answer, with the stops it was sent with where a reply may have ended at one: its
+        reading knows the reply may go on past them (models/stops.py, ``cut``)."""
+        answer = super()._read(request, result, read_probs)
+        if isinstance(result, Reply) and self.stops(request):
+            answer.meta["stop"] = self.stops(request)
+            if hasattr(result, "stop_reason"):
+                answer.meta["stop_reason"] = result.stop_reason
+        return answer
