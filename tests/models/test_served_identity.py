@@ -80,8 +80,10 @@ def test_llama_server_is_asked_without_its_prompt_cache_and_run_json_says_what_w
     stored = run_json(tmp_path / "run")
     assert stored["model_fingerprint"]["cache_prompt"] is False
     sampling = stored["model_notes"]["sampling"]["choice"]
-    assert sampling == {k: sent[0][k] for k in ("temperature", "seed", "stop", "max_tokens", "cache_prompt")}
+    assert sampling == {k: sent[0].get(k) for k in ("temperature", "seed", "stop", "max_tokens", "cache_prompt")}
+    # a letter is asked with no stop and room to reason (256 tokens): run.json says there was no stop
     assert sampling["temperature"] == 0 and sampling["cache_prompt"] is False
+    assert sampling["stop"] is None and "stop" not in sent[0] and sampling["max_tokens"] == 256
     assert stored["model_notes"]["served_model"]["owned_by"] == "llamacpp"
 
 

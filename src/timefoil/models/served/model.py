@@ -144,8 +144,9 @@ class ServedModel(Transport, Model):
         return named if isinstance(named, str) else None
 
     def sampling(self, payload: dict) -> dict:
-        """What a request body asks of the sampling (temperature, seed, stop, token budget)."""
-        return {k: payload[k] for k in SAMPLING_FIELDS if k in payload}
+        """What a request body asks of the sampling (temperature, seed, stop, token budget); a
+        request sent without a stop says so (``"stop": None``) rather than leaving it out."""
+        return {"stop": None, **{k: payload[k] for k in SAMPLING_FIELDS if k in payload}}
 
     # -- the served model's identity -------------------------------------------------------------
     def identify(self) -> None:
