@@ -120,7 +120,8 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
         click.echo(f"timefoil: writing into {out} (the suite's folder for {benchmark})", err=True)
     plans = [(out if len(samplings) == 1 else os.path.join(out, sampling.label()),  # several: each labelled
               plan_run(replace(config, sampling=sampling), part)) for sampling in samplings]
-    left = [(run_dir, plan) for run_dir, plan in plans if not finished(run_dir, plan, flags["retry_errors"])]
+    left = [(run_dir, plan) for run_dir, plan in plans
+            if not finished(run_dir, plan, flags["retry_errors"], flags["cache_dir"])]
     model = None
     if left and ray is None:  # loaded once for a sweep's runs; none where every one is finished
         model = load_announced(config.model, config.model_args, cache_dir=flags["cache_dir"]) \
@@ -165,7 +166,8 @@ def _run_papers(names: list[str], out: str, flags: dict, options: dict[str, dict
     refuse_run_as_suite(out)
     base = replace(_config(names[0], {**flags, "bench_arg": ()}), data_dir=None)
     plan = plan_papers(names, base, flags["data_root"], out, options, lambda name: _samplings(name, flags),
-                       kinds=declared_kinds(base.model), retry_errors=flags["retry_errors"])
+                       kinds=declared_kinds(base.model), retry_errors=flags["retry_errors"],
+                       memo_dir=flags["cache_dir"])
     skipped = list(plan.skipped)
     for line in plan.chosen:
         click.echo(f"timefoil: {line}", err=True)

@@ -23,7 +23,7 @@ from ..execution.rundir import holds_this_run, other_weights
 from ..execution.store import CONFIG, RunLog
 from ..protocols import get_protocol
 from .benchargs import run_options
-from .checking import weights_changed, weights_sized_only
+from .checking import named_change, stored_weights, weights_changed, weights_sized_only
 
 PAPERS = ("vinoground", "temporalbench", "vitatecs", "velociti", "vilma")  # "all"
 SUITE = "suite.json"  # in a folder that run all (or a list) wrote: one run per benchmark beneath
@@ -98,18 +98,21 @@ def answerable(config: RunConfig, kinds: frozenset[str] | None) -> tuple[RunConf
     raise RunError(f"{said}, and none of {bench.name}'s protocols ({', '.join(bench.protocols)}) asks only those")
 
 
-def finished(run_dir: str, plan: RunPlan, retry_errors: bool) -> bool:
+def finished(run_dir: str, plan: RunPlan, retry_errors: bool, memo_dir: str | None = None) -> bool:
     """Whether ``run_dir`` holds this plan's run with every request answered (a failed one
-    counts as answered unless ``retry_errors``); a folder holding another run is refused."""
+    counts as answered unless ``retry_errors``); a folder holding another run is refused.
+    ``memo_dir``: the cache folder keeping the weights' hashes (the run's --cache-dir)."""
     if not holds_this_run(run_dir, plan):
         return False
     # scored without its model, a run is still held to the weights of a local folder, read from
     # the files alone: a checkpoint saved again in place makes it another model's run
     with open(os.path.join(run_dir, CONFIG), encoding="utf-8") as handle:
         meta = json.load(handle)
-    sized_only = weights_sized_only(meta)
-    if sized_only or weights_changed(meta):
-        raise other_weights(run_dir, sized_only=sized_only)
+    sized_only = weights_sized_only(meta, memo_dir)
+    if sized_only or weights_changed(meta, memo_dir):
+        found = stored_weights(meta)
+        raise other_weights(run_dir, sized_only=sized_only,
+                            changed=named_change(meta, found[0], memo_dir) if found else None)
     try:
         done = RunLog(run_dir).done_ids(include_errors=not retry_errors)
     except ValueError:  # a record the runner itself refuses, naming its line
@@ -119,7 +122,8 @@ def finished(run_dir: str, plan: RunPlan, retry_errors: bool) -> bool:
 
 def plan_papers(benchmarks: list[str], base: RunConfig, data_root: str, out: str,
                 options: dict[str, dict[str, str]], sampling_for: Callable, *,
-                kinds: frozenset[str] | None = None, retry_errors: bool = False) -> PapersPlan:
+                kinds: frozenset[str] | None = None, retry_errors: bool = False,
+                memo_dir: str | None = None) -> PapersPlan:
     """Each benchmark's plan, or the line saying why it is skipped. ``base``: the options every
     benchmark shares (model, protocol, variant, ...); ``options``: each benchmark's --bench-arg
     options (benchargs.bench_options); ``sampling_for(benchmark)``: its samplings; ``kinds``:
@@ -142,7 +146,7 @@ def plan_papers(benchmarks: list[str], base: RunConfig, data_root: str, out: str
                 if len(samplings) > 1:  # a frames sweep: one folder per value, as a single run writes them
                     folder = os.path.join(folder, sampling.label())
                 plan = plan_run(replace(config, sampling=sampling), check_specs=False)
-                runs.append(Planned(name, folder, plan, finished(folder, plan, retry_errors)))
+                runs.append(Planned(name, folder, plan, finished(folder, plan, retry_errors, memo_dir)))
         except (DataError, RunError, ValueError) as exc:  # said, and the other benchmarks still run
             result.skipped.append(f"{name}: {exc}")
             continue

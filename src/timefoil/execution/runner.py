@@ -94,8 +94,10 @@ class Runner:
 
     def _run(self) -> ScoreReport:
         identity = {"model_fingerprint": self.model_fingerprint, "fingerprint_hash": self.fingerprint}
+        files = self._model_files()
         open_run_dir(self.run_dir, self.plan, identity, {"threads": self.threads, "prompts": self.plan.prompts.source,
-                                                         "origins": self.origins})
+                                                         "origins": self.origins,
+                                                         **({"model_files": files} if files else {})})
         log = RunLog(self.run_dir)
         log.repair()
         done = log.done_ids(include_errors=not self.retry_errors)
@@ -130,6 +132,19 @@ class Runner:
                          executor=self.pool.summary() if self.pool else None, capped=self.capped,
                          fallbacks=getattr(self.executor, "fallback_counts", None))
         return score_run(self.run_dir)
+
+    def _model_files(self) -> dict[str, str]:
+        """What each file of a local model's folder holds (run.json keeps it: a resume refused
+        for other files names the one that changed); nothing for a model without a folder."""
+        path = getattr(self.model, "path", None)
+        if not isinstance(path, str) or not os.path.isdir(path):
+            return {}
+        from ..models.local.hf_loading import model_files
+
+        try:
+            return model_files(path, self.cache_dir)
+        except OSError:  # a folder that cannot be read whole: the refusal then names no file
+            return {}
 
     def _cache_key(self, request_key: str) -> str:
         # the frames' format is part of it: an answer given on frames decoded another way (before

@@ -202,6 +202,8 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
         where = f"plugin {origin['distribution']} {origin['version']}" if origin["from"] == "plugin" else \
             origin["from"]
         raise ValueError(f"model {name!r} ({where}) exited while loading ({said(exc)})") from None
+    if hasattr(model, "weights_memo_dir"):  # a local model's weight hashes are kept in the run's cache
+        model.weights_memo_dir = cache_dir or default_cache_dir()
     if MODELS.origin(name)["from"] != "built-in":  # two of its models differ by spec and options at least
         try:
             model.loaded_as = {"spec": spec, "options": dict(options or {})}

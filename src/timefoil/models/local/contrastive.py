@@ -46,6 +46,8 @@ def on_device(model, path: str, placed):
 
 
 class Contrastive(Model):
+    weights_memo_dir: str | None = None  # the cache folder keeping its weights' hashes (load_model sets it)
+
     def __init__(self, path: str, *, backend: str = "hf", dtype: str = "auto", device: str | None = None,
                  batch_size: int = 32, score: str | None = None, pretrained: str | None = None,
                  model=None, processor=None):
@@ -89,11 +91,12 @@ class Contrastive(Model):
     def fingerprint(self) -> dict:
         backend = "openclip" if self.backend == "openclip" else getattr(
             getattr(self.processor, "image_processor", None), "backend", "pil")
+        weights = weights_fingerprint(self.path, self.weights_memo_dir)
         if self.kind in PE_VIDEO_TYPES:
-            return {"name": self.name, "weights": weights_fingerprint(self.path), "dtype": self.dtype,
+            return {"name": self.name, "weights": weights, "dtype": self.dtype,
                     "score": self.score_kind, "image_backend": "timefoil",
                     "pixels": self.processor.pixels.fingerprint(), "pooling": "whole clip"}
-        return {"name": self.name, "pretrained": self.pretrained, "weights": weights_fingerprint(self.path),
+        return {"name": self.name, "pretrained": self.pretrained, "weights": weights,
                 "dtype": self.dtype, "score": self.score_kind, "image_backend": backend,
                 "pooling": "mean of frame scores" if self.matcher else "mean"}
 

@@ -54,6 +54,8 @@ YES_WORDS, NO_WORDS = ("Yes", "yes", "YES"), ("No", "no", "NO")
 
 
 class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
+    weights_memo_dir: str | None = None  # the cache folder keeping its weights' hashes (load_model sets it)
+
     def __init__(self, path: str, *, dtype: str = "auto", device: str | None = None,
                  device_map: str | None = None, attention: str = "auto", revision: str | None = None,
                  batch_size: int = 8,
@@ -134,7 +136,8 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
 
     def fingerprint(self) -> dict:
         return {"name": "hf", "path": self.path, "revision": self.revision or getattr(
-            self.model.config, "_commit_hash", None), "weights": weights_fingerprint(self.path),
+            self.model.config, "_commit_hash", None),
+                "weights": weights_fingerprint(self.path, self.weights_memo_dir),
                 "dtype": self.dtype, "max_new_tokens": self.max_new_tokens, **self.inputs.fingerprint(),
                 **({"logits": "float32"} if self.float_logits else {}),
                 **({"score": "perplexity", "perplexity_rule": PERPLEXITY_RULE} if self.score_mode == "perplexity"
