@@ -7,11 +7,11 @@ but with failed requests above --max-error-rate.
 from __future__ import annotations
 
 import math
-import os
 
 import click
 
 from ..benchmarks import DataError
+from ..core.environment import switch
 from ..core.registry import UnknownName, did_you_mean
 from ..core.redaction import redact
 from ..execution.config import RunError
@@ -80,12 +80,21 @@ def guard(fn):
             if isinstance(exc, (RunError, StoreWriteError, DataError, VideoError, ValueError, FileNotFoundError,
                                 ImportError)):
                 raise Failure(redact(str(exc))) from None
-            if os.environ.get("TIMEFOIL_DEBUG"):
+            if debugging():
                 raise
             raise Failure(redact(f"unexpected {type(exc).__name__}: {exc} (set TIMEFOIL_DEBUG=1 for the traceback)")) \
                 from None
     wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
     return wrapped
+
+
+def debugging() -> bool:
+    """TIMEFOIL_DEBUG on (1, true, yes, on); a value that is neither on nor off was said when the
+    command started, so here it is off."""
+    try:
+        return switch("TIMEFOIL_DEBUG")
+    except ValueError:
+        return False
 
 
 def frames_list(value: str | None) -> list[int]:

@@ -5,9 +5,10 @@ so often and one when the benchmark ends, e.g. ``velociti · entailment: 1,200 /
 answers it kept."""
 from __future__ import annotations
 
-import os
 import sys
 import time
+
+from ..core.environment import seconds
 
 LINE_SECONDS = 30.0  # a log gets a line at most this often (TIMEFOIL_PROGRESS_SECONDS), and a last one
 
@@ -53,7 +54,7 @@ class progress:
         return advance
 
     def _line_advance(self):
-        every = float(os.environ.get("TIMEFOIL_PROGRESS_SECONDS") or LINE_SECONDS)
+        every = seconds("TIMEFOIL_PROGRESS_SECONDS") or LINE_SECONDS
         last = [self.started]
 
         def advance(n: int) -> None:
