@@ -44,7 +44,7 @@ def whole_number(name: str, least: int = 1) -> int | None:
 
 
 def seconds(name: str) -> float | None:
-    """``name`` as a finite number of seconds above 0; None where it is unset or empty."""
+    """``name`` as a finite number of seconds, 0 or more; None where it is unset or empty."""
     text = _value(name)
     if not text:
         return None
@@ -52,8 +52,8 @@ def seconds(name: str) -> float | None:
         number = float(text)
     except ValueError:
         number = math.nan
-    if not (math.isfinite(number) and number > 0):
-        raise EnvironmentValueError(f"{name}={_shown(text)}: expected a number of seconds above 0 (or unset it)")
+    if not (math.isfinite(number) and number >= 0):
+        raise EnvironmentValueError(f"{name}={_shown(text)}: expected a number of seconds, 0 or more (or unset it)")
     return number
 
 

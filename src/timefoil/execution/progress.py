@@ -54,7 +54,8 @@ class progress:
         return advance
 
     def _line_advance(self):
-        every = seconds("TIMEFOIL_PROGRESS_SECONDS") or LINE_SECONDS
+        every = seconds("TIMEFOIL_PROGRESS_SECONDS")
+        every = LINE_SECONDS if every is None else every  # 0: a line at every answer
         last = [self.started]
 
         def advance(n: int) -> None:
