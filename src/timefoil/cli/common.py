@@ -12,6 +12,7 @@ import click
 
 from ..benchmarks import DataError
 from ..core.environment import switch
+from ..core.output import OutputWriteError
 from ..core.registry import UnknownName, did_you_mean
 from ..core.redaction import redact
 from ..execution.config import RunError
@@ -77,8 +78,8 @@ def guard(fn):
                 raise Interrupted() from None
             if isinstance(exc, (UnknownName, SpecError)):
                 raise Misused(redact(str(exc))) from None
-            if isinstance(exc, (RunError, StoreWriteError, DataError, VideoError, ValueError, FileNotFoundError,
-                                ImportError)):
+            if isinstance(exc, (RunError, StoreWriteError, OutputWriteError, DataError, VideoError, ValueError,
+                                FileNotFoundError, ImportError)):
                 raise Failure(redact(str(exc))) from None
             if debugging():
                 raise

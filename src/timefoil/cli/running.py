@@ -275,6 +275,7 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
     no video (and a frames sweep), each paired with the full run on the same items."""
     from ..commands.ablation import ablate as run_ablation
     from ..commands.ablation import ablation_data, ablation_table, dependence_lines
+    from ..core.output import write_whole
     from ..reports.report import make_console
 
     for written in (out, html_path, json_path):
@@ -292,8 +293,7 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
     for line in dependence_lines(result):
         click.echo(line)
     if json_path:
-        with open(json_path, "w", encoding="utf-8") as handle:
-            json.dump(ablation_data(result), handle, indent=2, ensure_ascii=False)
+        write_whole(json_path, json.dumps(ablation_data(result), indent=2, ensure_ascii=False))
         click.echo(f"wrote {json_path}")
     if html_path:
         from ..reports.html import write_html

@@ -19,6 +19,7 @@ from ..benchmarks import BENCHMARKS, DataError, get_benchmark
 from ..core.redaction import redact
 from ..execution.config import RunConfig, RunError
 from ..execution.plan import RunPlan, plan_run
+from ..core.output import write_whole
 from ..execution.rundir import holds_this_run, other_weights
 from ..execution.store import CONFIG, RunLog
 from ..protocols import get_protocol
@@ -179,9 +180,9 @@ def mark_suite(out: str, model: str) -> None:
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, SUITE)
     if not os.path.exists(path):
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump({"what": "a suite of runs, one per benchmark (OUT/<benchmark>-<protocol>)",
-                       "model": redact(model), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}, handle, indent=2)
+        write_whole(path, json.dumps({"what": "a suite of runs, one per benchmark (OUT/<benchmark>-<protocol>)",
+                                      "model": redact(model), "created": time.strftime("%Y-%m-%dT%H:%M:%S")},
+                                     indent=2))
 
 
 def run_papers(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir: str | None, on_done: Callable,
