@@ -17,7 +17,7 @@ from typing import Callable
 
 from ..benchmarks import BENCHMARKS, DataError, get_benchmark
 from ..core.redaction import redact
-from ..execution.config import RunConfig, RunError
+from ..execution.config import RunConfig, RunError, fitted_to_model
 from ..execution.plan import RunPlan, plan_run
 from ..core.output import write_whole
 from ..execution.rundir import holds_this_run, other_weights
@@ -124,11 +124,12 @@ def finished(run_dir: str, plan: RunPlan, retry_errors: bool, memo_dir: str | No
 def plan_papers(benchmarks: list[str], base: RunConfig, data_root: str, out: str,
                 options: dict[str, dict[str, str]], sampling_for: Callable, *,
                 kinds: frozenset[str] | None = None, retry_errors: bool = False,
-                memo_dir: str | None = None) -> PapersPlan:
+                memo_dir: str | None = None, frames: tuple[int, str] | None = None) -> PapersPlan:
     """Each benchmark's plan, or the line saying why it is skipped. ``base``: the options every
     benchmark shares (model, protocol, variant, ...); ``options``: each benchmark's --bench-arg
     options (benchargs.bench_options); ``sampling_for(benchmark)``: its samplings; ``kinds``:
-    the request kinds the model answers, where known before it loads."""
+    the request kinds the model answers, where known before it loads; ``frames``: the frame count
+    it takes, where fixed (X-CLIP: each benchmark samples that many, or one asked otherwise is skipped)."""
     result = PapersPlan()
     for name in benchmarks:
         data = os.path.join(data_root, name)
@@ -146,7 +147,10 @@ def plan_papers(benchmarks: list[str], base: RunConfig, data_root: str, out: str
                 folder = os.path.join(out, f"{name}-{protocol}")
                 if len(samplings) > 1:  # a frames sweep: one folder per value, as a single run writes them
                     folder = os.path.join(folder, sampling.label())
-                plan = plan_run(replace(config, sampling=sampling), check_specs=False)
+                asked, fitted = fitted_to_model(replace(config, sampling=sampling), frames)
+                if fitted and fitted not in result.chosen:  # X-CLIP on Vinoground: its 8 frames, not 32
+                    result.chosen.append(fitted)
+                plan = plan_run(asked, check_specs=False)
                 runs.append(Planned(name, folder, plan, finished(folder, plan, retry_errors, memo_dir)))
         except (DataError, RunError, ValueError) as exc:  # said, and the other benchmarks still run
             result.skipped.append(f"{name}: {exc}")

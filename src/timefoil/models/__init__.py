@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .base import FrameSource, Model, fingerprint_of
+from .frame_counts import folder_frames
 from .hub import SpecError, check_source
 from ..core.options import typed_options
 from ..core.registry import Registry, UnknownName, did_you_mean, said
@@ -33,6 +34,9 @@ class ModelLoader:
     # the request kinds its models answer, known before one loads (run all plans with them);
     # None: known only once a model is loaded
     kinds: frozenset[str] | None = None
+    # (the frame count a model of this spec's argument takes, where from), read before it loads;
+    # None, or a reply of None: any count (see frame_counts)
+    frames: Callable[[str | None], tuple[int, str] | None] | None = None
 
 
 class MissingExtra(ImportError):
@@ -139,7 +143,7 @@ MODELS: Registry[ModelLoader] = Registry("model", [
     ModelLoader("bag-of-frames", _typed(BagOfFramesModel),
                 "order-blind colour features: ties on order/direction/state pairs", MATCHING),
     ModelLoader("clip", _clip, "clip:<hub id or folder>: CLIP, SigLIP, SigLIP 2, X-CLIP, PE-Video or BLIP-2 "
-                                  "matching through transformers (timefoil[hf])", MATCHING),
+                                  "matching through transformers (timefoil[hf])", MATCHING, folder_frames),
     ModelLoader("openclip", _openclip, "openclip:<arch>:<pretrained>: an open_clip model (timefoil[openclip])",
                 MATCHING),
     ModelLoader("openai", _openai, "openai:<model>@<base url>: any OpenAI-compatible server; key from "
@@ -189,6 +193,13 @@ def declared_kinds(spec: str) -> frozenset[str] | None:
     return loader.kinds if loader is not None else None
 
 
+def declared_frames(spec: str) -> tuple[int, str] | None:
+    """(the frame count ``spec``'s model takes, where from), known before it loads; None: any."""
+    loader = MODELS.get(spec.partition(":")[0])
+    frames = getattr(loader, "frames", None)
+    return frames(spec.partition(":")[2] or None) if frames is not None else None
+
+
 def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None = None) -> Model:
     """``cache_dir``: where a model may keep converted weights (the run's cache)."""
     from ..core.paths import default_cache_dir
@@ -215,5 +226,5 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
 load_plugins()  # last: a plugin imports this module's names while it loads
 
 __all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "ModelLoader", "SpecError", "check_model_spec",
-           "declared_kinds", "fingerprint_of", "load_model",
+           "declared_frames", "declared_kinds", "fingerprint_of", "load_model",
            "load_plugins", "register", "require"]

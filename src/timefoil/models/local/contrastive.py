@@ -68,6 +68,9 @@ class Contrastive(Model):
         self.model, self.processor = on_device(model, path, placed), processor
         self.dtype = dtype_name(self.model)  # what "auto" came to: the fingerprint names the precision
         self.kind = getattr(getattr(model, "config", None), "model_type", "openclip")
+        # X-CLIP embeds each frame position: it takes exactly its vision config's count (the run
+        # samples that many; see frame_counts)
+        self.fixed_frames = getattr(model.config.vision_config, "num_frames", None) if self.kind == "xclip" else None
         self.matcher = None
         if self.kind in BLIP2_TYPES:
             self.score_kind = score or "itm"
