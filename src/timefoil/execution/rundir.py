@@ -84,7 +84,7 @@ def _match(run_dir: str, stored: dict, wanted: dict, files: dict | None = None) 
 
 
 def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | None, capped: dict | None,
-                 fallbacks: dict | None = None) -> None:
+                 fallbacks: dict | None = None, texts_cut: dict | None = None) -> None:
     """The model's notes and this session's thread count, added to run.json (never part of
     the configuration a resume must match). ``fallbacks``: this session's failed batches asked
     again one request at a time, added to those of the sessions before."""
@@ -92,7 +92,7 @@ def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | No
     data = read_json(path, "run configuration")
     notes = {**data.get("model_notes", {}), **notes}
     if (data.get("model_notes", {}) == notes and data.get("threads") == threads and not executor
-            and data.get("capped") == capped and not fallbacks):
+            and data.get("capped") == capped and not fallbacks and data.get("texts_cut") == texts_cut):
         return
     if fallbacks:
         data["batch_fallbacks"] = added_fallbacks(data.get("batch_fallbacks") or {}, fallbacks)
@@ -100,6 +100,9 @@ def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | No
     data.pop("capped", None)
     if capped:  # the cap changed what some videos show: said here and on the terminal
         data["capped"] = capped
+    data.pop("texts_cut", None)
+    if texts_cut:  # captions cut to the model's text limit: counted here and said on the terminal
+        data["texts_cut"] = texts_cut
     if executor:  # this session's workers: who answered how much, who was lost
         data["executor"] = executor
     write_json(path, data)

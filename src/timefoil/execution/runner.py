@@ -17,7 +17,7 @@ from ..core.redaction import redact
 from ..models import MODELS, Model, check_model_spec, declared_frames, fingerprint_of, load_model
 from ..models.checks import answer_problem
 from ..models.requests import Answer
-from ..scoring import ScoreReport
+from ..scoring import ScoreReport, cut_texts
 from ..video.frames import FRAMES_FORMAT, FrameStore
 from .answering import Answerer, Entry
 from .config import RunConfig, RunError, fitted_to_model, shown_count
@@ -68,6 +68,7 @@ class Runner:
                         {"name": self.config.model, "from": "given", "class": qualified_name(model)},
                         **({"judge": MODELS.origin(self.config.judge.partition(":")[0])} if self.config.judge else {})}
         self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
+        self.texts_cut: dict | None = None  # texts cut to a contrastive model's text limit (scoring.cut_texts)
         self.frames = FrameStore(cache_dir=self.cache_dir, store=getattr(self.model, "stores_frames", True)
                                  and cache_writable(self.cache_dir))
         self.executor = self.pool or Answerer(self.model, self.frames)
@@ -134,12 +135,13 @@ class Runner:
                     cache.put_many({self._cache_key(key): {"answer": answer.to_json(), "frames": frames}
                                     for key, answer, frames in entries if not answer.error})
                     self._store(entries, pending, log, cache, advance)
-            self.capped = capped_videos(log.read())
+            stored = log.read()
+            self.capped, self.texts_cut = capped_videos(stored), cut_texts(stored)
         finally:
             cache.close()
             record_notes(self.run_dir, notes=getattr(self.model, "notes", {}), threads=self.threads,
                          executor=self.pool.summary() if self.pool else None, capped=self.capped,
-                         fallbacks=getattr(self.executor, "fallback_counts", None))
+                         fallbacks=getattr(self.executor, "fallback_counts", None), texts_cut=self.texts_cut)
         return score_run(self.run_dir)
 
     def _frames_fitted(self) -> dict | None:

@@ -168,7 +168,10 @@ JUDGE = Fields({"model": (TEXT, None), "fingerprint": (TEXT, None), "raw": (TEXT
 STORED_ANSWER = Fields({"raw": (TEXT, None), "score": (NUMBER, None), "probs": (MapOf((NUMBER, None)), None),
                         "error": (TEXT, None), "latency": (NUMBER, None),
                         "meta": (Fields({"ranks": (ListOf((WHOLE, None)), None), "candidates": (WHOLE, None),
-                                         "judge": (JUDGE, None)}), None)})
+                                         "judge": (JUDGE, None),
+                                         "text_cut": Fields({"tokens": WHOLE, "limit": WHOLE, "read": TEXT},
+                                                            required=("tokens", "limit", "read")),
+                                         "texts_cut": WHOLE, "text_limit": WHOLE}), None)})
 VIDEO = Fields({"path": (TEXT, None), "start": (NUMBER, None), "end": (NUMBER, None), "parts": ListOf(dict),
                 "gap": NUMBER})
 ITEM = Fields({"id": TEXT, "group_id": TEXT, "benchmark": TEXT, "test": TEXT, "subtest": (TEXT, None),

@@ -15,7 +15,7 @@ from ..benchmarks import get_benchmark
 from ..protocols import OWN_WORDING, PROTOCOLS
 from ..protocols.readings import MEANT, READINGS
 from ..execution.stored import load_run, score_run
-from ..scoring import ScoreReport
+from ..scoring import ScoreReport, cut_line
 from ..measures.stats import MetricValue
 from ..core.outside import terminal_line
 from .fit import make_console, print_table, say
@@ -250,6 +250,8 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     if report.corrupt_lines:
         shown = ", ".join(map(str, report.corrupt_lines[:10])) + (" ..." if len(report.corrupt_lines) > 10 else "")
         lines.append(f"  corrupt lines in items.jsonl skipped: {shown} (timefoil check {run.run_dir})")
+    if report.texts_cut:  # captions cut to a contrastive model's text limit: never silent
+        lines.append(f"  {cut_line(report.texts_cut)}")
     missing = missing_tests(report)
     if missing:
         lines.append(f"  missing or empty tests: {', '.join(missing)} (the averages cover the others, as named)")
