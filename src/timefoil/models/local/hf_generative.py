@@ -36,6 +36,7 @@ from ..base import FrameSource, Model, RanksBySimilarity
 from .decoding import DecodeQueue
 from .greedy import Continuation, Row, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
+from .context import refuse_past_context
 from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, takes_vision, weights_fingerprint
 from .hf_open import ROWS, WHY_NO_PREFIX, WHY_ONE_ROW, generate_alone, model_inputs
 from .float_logits import float32_logits
@@ -368,6 +369,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         positions = self.inputs.positions(self.model, batch)
         if positions is None:  # the open path: one prompt, positions the model's own
             return self._open_forward(self._on_device(batch), prompts, asks, said)
+        refuse_past_context(self.model, batch["attention_mask"].sum(-1).tolist())
         batch = self._on_device({**batch, "position_ids": positions})
         captions = self._caption_lengths(prompts)
         # left padded: every row ends at the batch's last token, so the last positions are every
@@ -402,6 +404,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         """One prompt on the open path: the forward (or, for an answer, the model's own
         generate) on exactly what its processor returned, positions left to the model."""
         torch = _torch()
+        refuse_past_context(self.model, [int(batch["input_ids"].shape[1])])
         inputs = model_inputs(self.model, batch)
         self.stats["forward_tokens"] += int(batch["input_ids"].shape[1])
         if asks:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from .context import refuse_past_context
 from .greedy import Continuation, cache_keyword, cache_of, kept_logits
 from ..video_inputs import _torch
 
@@ -36,6 +37,7 @@ class PrefixReuse:
         encoded = self._encoded([p + c for p, c in prompts], video)
         self.stats["host_encodes"] += encoded.whole
         sequences, first = encoded.sequences, encoded.inputs
+        refuse_past_context(self.model, [len(s) for s in sequences])
         captions = self._caption_lengths(prompts)
         shared = min(len(s) for s in sequences) - 1
         for s in sequences[1:]:
