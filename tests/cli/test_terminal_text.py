@@ -52,3 +52,17 @@ def test_exception_text_never_raises_and_names_the_type():
     assert exception_text(Unprintable("x")) == "Unprintable (its message cannot be printed)"
     assert said(Unprintable("x")) == "Unprintable (its message cannot be printed)"
     assert said(SystemExit(3)) == "SystemExit: 3"
+
+
+def test_a_failure_naming_a_path_with_escapes_is_one_clean_line(tmp_path):
+    """The path given as --data holds an OSC title sequence and a newline: the Error line shows
+    the path without them (one line), and nothing retitles the terminal."""
+    from helpers import cli
+
+    folder = tmp_path / "data\x1b]0;pwned\x07\nhere"
+    result = cli("run", "synth", "--model", "random", "--data", str(folder), "--out", str(tmp_path / "run"),
+                 "--no-progress", timeout=60)
+    assert result.returncode != 0
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr and "pwned" not in result.stderr
+    error = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(error) == 1 and f"{tmp_path}/data here" in error[0], result.stderr
