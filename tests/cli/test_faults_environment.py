@@ -1,6 +1,6 @@
 """Fault rows: every environment variable timefoil reads, set to a value it cannot use. Each is
-one line naming the variable and what it takes, said before the command runs (exit 2, a usage
-error), and nothing is written: no run folder, no cache."""
+one line naming the variable and what it takes, said before the command runs (exit 1: the
+command cannot start), and nothing is written: no run folder, no cache."""
 from __future__ import annotations
 
 import os
@@ -41,7 +41,7 @@ ROWS = [  # (variable, value, what the last line says after "Error: ")
      "size \\(7680x4320\\), got 'big'$"),
     ("TIMEFOIL_THREADS", "\x1b]0;pwned\x07", "TIMEFOIL_THREADS='\\\\x1b\\]0;pwned\\\\x07': " + WHOLE),
 ]
-FAULTS = [Fault(f"{name}={value!r}", run_args, 2, "^Error: " + said, nothing_written, env={name: value})
+FAULTS = [Fault(f"{name}={value!r}", run_args, 1, "^Error: " + said, nothing_written, env={name: value})
           for name, value, said in ROWS]
 
 

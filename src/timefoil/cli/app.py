@@ -44,9 +44,8 @@ def first_sentence(text: str) -> str:
 
 
 class EnvironmentUnusable(click.ClickException):
-    """An environment variable set to a value timefoil cannot use: a usage error (exit 2)."""
-
-    exit_code = 2
+    """An environment variable set to a value timefoil cannot use: the command cannot start
+    (exit 1, as a bad TIMEFOIL_MAX_FRAME_PIXELS always was)."""
 
 
 @click.group(cls=Commands)
