@@ -90,6 +90,7 @@ class ScoreReport:
     # the released rule beside it: its source, answers it reads otherwise, items it drops
     released: dict[str, Any] | None = None
     headline: list[str] = field(default_factory=list)  # headline_names: the headline, then the figures beside it
+    texts_cut: dict[str, int] | None = None  # cut_texts: texts cut to a contrastive model's text limit
 
     def to_json(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "model": self.model, "protocol": self.protocol,
@@ -101,13 +102,46 @@ class ScoreReport:
                 "headline": self.headline, "reading": self.reading,
                 **({"released": self.released} if self.released else {}),
                 **({"corrupt_lines": self.corrupt_lines} if self.corrupt_lines else {}),
-                **({"other_shards": self.other_shards} if self.other_shards else {})}
+                **({"other_shards": self.other_shards} if self.other_shards else {}),
+                **({"texts_cut": self.texts_cut} if self.texts_cut else {})}
 
     def get(self, name: str) -> MetricValue:
         for metric in self.metrics:
             if metric.name == name:
                 return metric
         raise KeyError(f"no metric {name!r}; have {[m.name for m in self.metrics]}")
+
+
+def cut_texts(records: Iterable[dict[str, Any]]) -> dict[str, int] | None:
+    """Texts a contrastive model read cut to its text limit (CLIP: 77 tokens), from the answers'
+    ``text_cut`` facts: how many distinct texts, the limit, and how many items hold two options
+    read as the same tokens once cut (their scores are equal: ties); None where none was cut."""
+    cut: dict[str, int] = {}  # text -> the limit it was cut to
+    read: dict[str, dict[str, str]] = defaultdict(dict)  # item -> text -> digest of the tokens read
+    ranked: dict[str, tuple[int, int]] = {}  # candidate set -> (texts cut, the limit)
+    for record in records:
+        meta = (record.get("answer") or {}).get("meta") or {}
+        fact, text = meta.get("text_cut"), record["request"].get("text")
+        if isinstance(fact, dict) and isinstance(text, str):
+            cut[text] = fact.get("limit", 0)
+            read[record["item"]["id"]][text] = str(fact.get("read"))
+        if isinstance(meta.get("texts_cut"), int):
+            ranked[str(record["request"].get("candidates") or record["request"].get("option_texts"))] = \
+                (meta["texts_cut"], meta.get("text_limit") or 0)
+    count = len(cut) + sum(n for n, _ in ranked.values())
+    if not count:
+        return None
+    equal = sum(1 for texts in read.values() if len(set(texts.values())) < len(texts))
+    return {"texts": count, "limit": max([*cut.values(), *(limit for _, limit in ranked.values())]),
+            "pairs_equal": equal}
+
+
+def cut_line(cut: dict[str, int]) -> str:
+    """The one line a run's texts cut to the model's limit are said in."""
+    equal = cut.get("pairs_equal", 0)
+    return (f"{cut['texts']} caption{'s' if cut['texts'] != 1 else ''} longer than the model's {cut['limit']} "
+            f"text tokens {'were' if cut['texts'] != 1 else 'was'} cut; {equal} pair{'s' if equal != 1 else ''} "
+            f"became equal after the cut (counted as ties)")
 
 
 def outcomes_from_records(records: Iterable[dict[str, Any]], protocol: Protocol | str,
@@ -344,7 +378,7 @@ def score_records(records: Sequence[dict[str, Any]], *, benchmark: str, model: s
         unanswered=sum(o.unanswered for o in outcomes),
         metrics=metrics, failures=failures, other_shards=other_shards,
         reading="released" if rule is not None else MEANT, released=released,
-        headline=headline_names([m.name for m in metrics], protocol, spec))
+        headline=headline_names([m.name for m in metrics], protocol, spec), texts_cut=cut_texts(records))
 
 
 _COVERAGE = re.compile(r" \(\d+ of \d+ tests\)$")  # an average's coverage, which the readings may differ in

@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -32,6 +33,7 @@ SITES = Path(tempfile.gettempdir()) / f"timefoil-plugin-sites-{os.getpid()}"
 atexit.register(shutil.rmtree, SITES, True)
 
 MISBEHAVING = '''
+import asyncio
 import sys
 
 from timefoil.models import ModelLoader
@@ -52,6 +54,23 @@ def fails_in_batches(error):
     return reply
 
 
+class Stopped(BaseException):
+    pass
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise ValueError("no message today")
+
+
+# a window title set by an OSC sequence, a newline that would split the line, 1.1 MB of text
+ESCAPES = "\\x1b]0;pwned\\x07bad\\nname \\x1b[2J" + "x" * 1_100_000
+
+
+def raises(error):
+    raise error
+
+
 def out_of_memory():
     import torch
 
@@ -70,6 +89,11 @@ REPLIES = {
     "generator": lambda requests: (Answer(score=1.0) for _ in requests),
     "yes-1.7": lambda requests: [Answer(raw="Yes", probs={"yes": 1.7, "no": 0.1}) for _ in requests],
     "exit": lambda requests: sys.exit(3),
+    "cancelled": lambda requests: raises(asyncio.CancelledError("the event loop stopped")),
+    "base-exception": lambda requests: raises(Stopped("a plugin's own BaseException")),
+    "unprintable": lambda requests: raises(Unprintable("never shown")),
+    "escapes": lambda requests: raises(RuntimeError(ESCAPES)),
+    "batch-cancelled": fails_in_batches(lambda: asyncio.CancelledError("the event loop stopped")),
 }
 
 
@@ -161,6 +185,12 @@ ANSWER_ROWS = [
      "model error: misbehaving.answer_entailment returned probability 'yes' 1.7, not between 0 and 1"),
     ("plugin calling sys.exit(3) while answering", "exit", "similarity",
      "model error: misbehaving exited while answering (SystemExit: 3)"),
+    ("plugin raising asyncio.CancelledError (a BaseException)", "cancelled", "similarity",
+     "model error: CancelledError: the event loop stopped"),
+    ("plugin raising its own BaseException", "base-exception", "similarity",
+     "model error: Stopped: a plugin's own BaseException"),
+    ("plugin raising an exception whose str() raises", "unprintable", "similarity",
+     "model error: Unprintable (its message cannot be printed)"),
 ]
 
 
@@ -185,6 +215,8 @@ FALLBACK_ROWS = [
     ("plugin failing in every batch of 2", "batch-fails/2", "RuntimeError",
      r"^timefoil: misbehaving: a batch of 2 failed \(RuntimeError: an illegal memory access was encountered\)"
      + FALLBACK),
+    ("plugin raising CancelledError in every batch of 2", "batch-cancelled/2", "CancelledError",
+     r"^timefoil: misbehaving: a batch of 2 failed \(CancelledError: the event loop stopped\)" + FALLBACK),
     ("plugin out of GPU memory in every batch of 2", "batch-oom/2", "OutOfMemoryError",
      r"^timefoil: misbehaving: out of memory in a batch of 2 \(device=cuda:0, device_map=none, dtype=float32, "
      r"batch_size=2\); try a smaller batch_size, dtype=bfloat16 \(half the memory\), device_map=auto \(the layers "
@@ -251,3 +283,31 @@ FAULTS += [Fault(plugin[0], installed(*plugin), code, last, after, env=on_path(p
 @pytest.mark.parametrize("fault", FAULTS, ids=str)
 def test_fault(fault, tmp_path):
     run_fault(fault, tmp_path)
+
+
+def test_an_error_message_with_escapes_reaches_the_terminal_clean_and_the_record_whole(tmp_path):
+    """A plugin's message holding an OSC title sequence (its title text is part of it), a
+    screen-clearing CSI, a newline and 1.1 MB of text: the record keeps it whole; ``run``,
+    ``score`` and ``report`` show each error as one line with no control character, cut to 300
+    characters: "model error: RuntimeError: bad name " (36) and 264 x, then the length, 36 +
+    1,100,000 = 1,100,036 characters once the escapes are out and the newline is a space."""
+    row = "plugin message with terminal escapes"
+    argv = misbehaving(row, "escapes")(tmp_path)
+    env = {"TIMEFOIL_CACHE": str(tmp_path / "cache"), **on_path(row)}
+    ran = cli(*argv, env=env, timeout=120)
+    assert ran.returncode == 3, ran.stderr[-2000:]
+    records = run_records(tmp_path / "run")
+    assert records and all(r["answer"]["error"] == "model error: RuntimeError: " + ESCAPES for r in records)
+    scored = cli("score", str(tmp_path / "run"), env=env, timeout=60)
+    reported = cli("report", str(tmp_path / "run"), env=env, timeout=60)
+    shown_error = re.compile(r"^error  \S+: model error: RuntimeError: bad name x{264}… \(1,100,036 characters\)$")
+    for result in (ran, scored, reported):
+        shown = result.stdout + result.stderr
+        assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", shown) and "pwned" not in shown, shown[-2000:]
+        errors = [line.strip() for line in shown.splitlines() if line.strip().startswith("error ")]
+        assert len(errors) == len({r["item"]["id"] for r in records}), errors
+        assert all(shown_error.match(line) for line in errors), errors
+        assert len(shown) < 20_000, len(shown)
+
+
+ESCAPES = "\x1b]0;pwned\x07bad\nname \x1b[2J" + "x" * 1_100_000

@@ -22,7 +22,21 @@ def test_the_hash_made_during_the_load_is_the_fingerprint_unless_a_file_was_writ
     assert threads == ["timefoil-weights-hash"]
     assert weights_fingerprint(str(folder)) == fresh
     hash_weights_meanwhile(str(folder))
-    hf_loading._HASHING[str(folder)].result(timeout=30)  # hashed, then the weights written again
+    hf_loading._HASHING[str(folder), None].result(timeout=30)  # hashed, then the weights written again
     (folder / "model.safetensors").write_bytes(os.urandom(1 << 16))
     again = weights_fingerprint(str(folder))
     assert again != fresh and again == hf_loading._weights_fingerprint(str(folder))
+
+
+def test_the_hash_made_during_the_load_keeps_its_memo_in_the_runs_cache_only(tmp_path, monkeypatch):
+    """The loader names the run's cache folder before the load starts: the weights' hashes are
+    kept there, and the default cache folder is never made."""
+    monkeypatch.setenv("TIMEFOIL_CACHE", str(tmp_path / "default"))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llama"}')
+    (folder / "model.safetensors").write_bytes(os.urandom(1 << 16))
+    run_cache = tmp_path / "run-cache"
+    hash_weights_meanwhile(str(folder), str(run_cache))
+    assert weights_fingerprint(str(folder), str(run_cache)) == hf_loading._weights_fingerprint(str(folder))
+    assert os.listdir(run_cache) and not (tmp_path / "default").exists()

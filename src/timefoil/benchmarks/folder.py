@@ -26,6 +26,7 @@ import os
 from typing import Any, Iterable
 
 from ..core.items import Item, VideoRef
+from ..core.output import write_whole
 from ..scoring import SummarySpec
 from .base import (Benchmark, DataError, distinct, make_item, need, need_index, need_object, need_text, need_texts,
                    one_of, optional, resolve_video, window)
@@ -121,11 +122,9 @@ def write(data_dir: str, items: Iterable[Item], meta: dict[str, Any]) -> str:
     os.makedirs(data_dir, exist_ok=True)
     items = list(items)
     tests = list(dict.fromkeys(item.test for item in items))
-    with open(os.path.join(data_dir, META), "w", encoding="utf-8") as handle:
-        json.dump({"tests": tests, **meta}, handle, indent=2)
-    lines = "".join(json.dumps(item_to_json(item, data_dir), ensure_ascii=False) + "\n" for item in items)
-    with open(os.path.join(data_dir, ITEMS), "w", encoding="utf-8") as handle:
-        handle.write(lines)
+    write_whole(os.path.join(data_dir, META), json.dumps({"tests": tests, **meta}, indent=2))
+    write_whole(os.path.join(data_dir, ITEMS),
+                "".join(json.dumps(item_to_json(item, data_dir), ensure_ascii=False) + "\n" for item in items))
     return data_dir
 
 

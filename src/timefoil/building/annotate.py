@@ -17,6 +17,7 @@ from typing import Sequence
 
 from ..reports.html.page import _script_json
 from ..core.imaging import png_data_url, thumbnail
+from ..core.output import write_whole
 from ..core.items import Item
 from ..video.frames import FrameStore
 from ..video.sampling import Sampling
@@ -67,6 +68,4 @@ def write_page(path: str, data: dict) -> str:
     found = set(PLACEHOLDER.findall(template))
     if found != set(values):  # a template and a writer out of step would show a broken page
         raise ValueError(f"annotate.html has placeholders {sorted(found)}, the page fills {sorted(values)}")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(PLACEHOLDER.sub(lambda match: values[match.group(1)], template))
-    return path
+    return write_whole(path, PLACEHOLDER.sub(lambda match: values[match.group(1)], template))

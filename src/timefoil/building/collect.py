@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 from ..benchmarks import folder
+from ..core.output import write_whole
 from ..core.paths import refuse_output_inside
 from ..core.items import Item, VideoRef
 from ..models import Model
@@ -129,8 +130,7 @@ def collect(bench_dir: str, answer_files: Sequence[str], *, rule: str = "2/3", a
     if build_dir:
         from .datasheet import write_datasheet
 
-        with open(os.path.join(build_dir, "agreement.json"), "w", encoding="utf-8") as handle:
-            json.dump(result, handle, indent=2)
+        write_whole(os.path.join(build_dir, "agreement.json"), json.dumps(result, indent=2))
         write_datasheet(build_dir)
     return result
 

@@ -5,6 +5,7 @@ import os
 from collections import Counter
 
 from ..core.jsonfiles import read_json, read_json_lines
+from ..core.output import write_whole
 
 
 def mean_or_none(values: list) -> float | None:
@@ -44,9 +45,7 @@ def write_datasheet(build_dir: str) -> str:
         agreement = read_json(agreement_path, "agreement record")
         lines += ["", "## Validation by people", ""] + agreement_lines(agreement)
     path = os.path.join(build_dir, "datasheet.md")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-    return path
+    return write_whole(path, "\n".join(lines) + "\n")
 
 
 def _pct(value: float | None) -> str:

@@ -39,6 +39,7 @@ from typing import Any, Callable
 
 from ..benchmarks import folder
 from ..core.hashing import stable_hash
+from ..core.output import write_whole
 from ..core.items import Item, VideoRef
 from ..core.jsonfiles import UnreadableFile, parse_json, read_json_lines, read_text
 from ..core.paths import default_cache_dir
@@ -110,8 +111,9 @@ class Build:
             candidates = self._step(number, step, pairs, candidates)
         kept = [c for c in candidates if not c.dropped]
         bench = self._write_benchmark(kept)
-        with open(os.path.join(self.out, "candidates.jsonl"), "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(asdict(c), ensure_ascii=False) + "\n" for c in candidates)
+        write_whole(os.path.join(self.out, "candidates.jsonl"),
+                    lambda handle: handle.writelines(json.dumps(asdict(c), ensure_ascii=False) + "\n"
+                                                     for c in candidates))
         provenance = {"name": self.recipe.get("name", "built"), "recipe": self.recipe, "pairs": len(pairs),
                       "candidates": len(candidates), "items": len(kept), "steps": self.steps, "benchmark": bench}
         write_json(os.path.join(self.out, "build.json"), provenance)

@@ -43,7 +43,21 @@ def first_sentence(text: str) -> str:
     return words[:end]
 
 
+class EnvironmentUnusable(click.ClickException):
+    """An environment variable set to a value timefoil cannot use: the command cannot start
+    (exit 1, as a bad TIMEFOIL_MAX_FRAME_PIXELS always was)."""
+
+
 @click.group(cls=Commands)
 @click.version_option(package_name="timefoil")
 def main() -> None:
     """timefoil: does a video-language model understand time?"""
+    # every variable timefoil reads, checked before any command runs: one line naming it
+    from ..core.environment import EnvironmentValueError, check_environment
+    from ..video.decode import frame_pixel_budget
+    from ..video.diskcache import cache_budget
+
+    try:
+        check_environment(cache_budget, frame_pixel_budget)
+    except EnvironmentValueError as exc:
+        raise EnvironmentUnusable(str(exc)) from None

@@ -7,11 +7,13 @@ but with failed requests above --max-error-rate.
 from __future__ import annotations
 
 import math
-import os
 
 import click
 
 from ..benchmarks import DataError
+from ..core.environment import switch
+from ..core.output import OutputWriteError
+from ..core.outside import exception_text, terminal_line
 from ..core.registry import UnknownName, did_you_mean
 from ..core.redaction import redact
 from ..execution.config import RunError
@@ -76,16 +78,34 @@ def guard(fn):
             if caused_by_ctrl_c(exc):
                 raise Interrupted() from None
             if isinstance(exc, (UnknownName, SpecError)):
-                raise Misused(redact(str(exc))) from None
-            if isinstance(exc, (RunError, StoreWriteError, DataError, VideoError, ValueError, FileNotFoundError,
-                                ImportError)):
-                raise Failure(redact(str(exc))) from None
-            if os.environ.get("TIMEFOIL_DEBUG"):
+                raise Misused(shown(str(exc))) from None
+            if isinstance(exc, (RunError, StoreWriteError, OutputWriteError, DataError, VideoError, ValueError,
+                                FileNotFoundError, ImportError)):
+                raise Failure(shown(str(exc))) from None
+            if debugging():
                 raise
-            raise Failure(redact(f"unexpected {type(exc).__name__}: {exc} (set TIMEFOIL_DEBUG=1 for the traceback)")) \
+            raise Failure(shown(f"unexpected {exception_text(exc)} (set TIMEFOIL_DEBUG=1 for the traceback)")) \
                 from None
     wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
     return wrapped
+
+
+def shown(message: str) -> str:
+    """A failure's line: keys cut out, then as the terminal may show it (a path or a record from
+    the data may hold escape sequences or line breaks; a library's message may run to megabytes)."""
+    return terminal_line(redact(message), ERROR_CHARS)
+
+
+ERROR_CHARS = 2000  # the longest failure line shown; the ones timefoil writes stay well below
+
+
+def debugging() -> bool:
+    """TIMEFOIL_DEBUG on (1, true, yes, on); a value that is neither on nor off was said when the
+    command started, so here it is off."""
+    try:
+        return switch("TIMEFOIL_DEBUG")
+    except ValueError:
+        return False
 
 
 def frames_list(value: str | None) -> list[int]:

@@ -39,12 +39,13 @@ def score(run_dir: str, as_json: bool, tie_policy: str, reading: str) -> None:
 def check(run_dir: str, no_plan: bool) -> None:
     """Verify a stored run: every request answered once, no corrupt line, a readable configuration."""
     from ..commands.checking import check_run
+    from ..core.outside import terminal_line
 
     problems, counts = check_run(run_dir, plan=not no_plan)
     summary = ", ".join(f"{v} {k}" for k, v in counts.items())
     if problems:
         for line in problems[:50]:
-            click.echo(f"  {line}")
+            click.echo(f"  {terminal_line(line, 400)}")  # an id from the data: no escape reaches the terminal
         raise Failure(f"{run_dir}: {len(problems)} problem(s) ({summary})")
     click.echo(f"{run_dir}: whole ({summary})")
 

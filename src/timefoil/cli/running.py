@@ -100,7 +100,8 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
     from ..commands.benchargs import run_options
     from ..commands.papers import answerable, finished, is_suite
     from ..execution.sharding import Shard
-    from ..models import declared_kinds
+    from ..execution.config import fitted_to_model
+    from ..models import declared_frames, declared_kinds
     from ..reports.report import load_scored, print_runs
 
     if flags["data_root"]:
@@ -126,9 +127,15 @@ def _run_one(benchmark: str, out: str, flags: dict, options: dict) -> None:
     if is_suite(out):  # a folder run all wrote: this benchmark's run goes beside the others
         out = os.path.join(out, f"{benchmark}-{config.resolved().protocol}")
         click.echo(f"timefoil: writing into {out} (the suite's folder for {benchmark})", err=True)
+    fixed, fitted = declared_frames(config.model), []
+    for sampling in samplings:  # a model that takes a fixed frame count (X-CLIP) is given it, or refused
+        fitted.append(fitted_to_model(replace(config, sampling=sampling), fixed))
+    for line in dict.fromkeys(said for _, said in fitted if said):
+        click.echo(f"timefoil: {line}", err=True)
     plans = [(out if len(samplings) == 1 else os.path.join(out, sampling.label()),  # several: each labelled
-              plan_run(replace(config, sampling=sampling), part)) for sampling in samplings]
-    left = [(run_dir, plan) for run_dir, plan in plans if not finished(run_dir, plan, flags["retry_errors"])]
+              plan_run(asked, part)) for sampling, (asked, _) in zip(samplings, fitted)]
+    left = [(run_dir, plan) for run_dir, plan in plans
+            if not finished(run_dir, plan, flags["retry_errors"], flags["cache_dir"])]
     model = None
     if left and ray is None:  # loaded once for a sweep's runs; none where every one is finished
         model = load_announced(config.model, config.model_args, cache_dir=flags["cache_dir"]) \
@@ -163,7 +170,7 @@ def _run_papers(names: list[str], out: str, flags: dict, options: dict[str, dict
     model loads; a benchmark that cannot run is one line and skipped, and the exit code says so
     once the others are done."""
     from ..commands.papers import mark_suite, plan_papers, refuse_run_as_suite, run_papers
-    from ..models import declared_kinds
+    from ..models import declared_frames, declared_kinds
     from ..reports.card import print_card
     from ..reports.report import load_scored, make_console, print_runs
 
@@ -175,7 +182,8 @@ def _run_papers(names: list[str], out: str, flags: dict, options: dict[str, dict
     refuse_run_as_suite(out)
     base = replace(_config(names[0], {**flags, "bench_arg": ()}), data_dir=None)
     plan = plan_papers(names, base, flags["data_root"], out, options, lambda name: _samplings(name, flags),
-                       kinds=declared_kinds(base.model), retry_errors=flags["retry_errors"])
+                       kinds=declared_kinds(base.model), retry_errors=flags["retry_errors"],
+                       memo_dir=flags["cache_dir"], frames=declared_frames(base.model))
     skipped = list(plan.skipped)
     for line in plan.chosen:
         click.echo(f"timefoil: {line}", err=True)
@@ -285,6 +293,7 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
     no video (and a frames sweep), each paired with the full run on the same items."""
     from ..commands.ablation import ablate as run_ablation
     from ..commands.ablation import ablation_data, ablation_table, dependence_lines
+    from ..core.output import write_whole
     from ..reports.report import make_console
 
     for written in (out, html_path, json_path):
@@ -302,8 +311,7 @@ def ablate(benchmark, model_spec, model_arg, data_dir, protocol, frames, bench_a
     for line in dependence_lines(result):
         click.echo(line)
     if json_path:
-        with open(json_path, "w", encoding="utf-8") as handle:
-            json.dump(ablation_data(result), handle, indent=2, ensure_ascii=False)
+        write_whole(json_path, json.dumps(ablation_data(result), indent=2, ensure_ascii=False))
         click.echo(f"wrote {json_path}")
     if html_path:
         from ..reports.html import write_html

@@ -11,7 +11,7 @@ from ..execution.plan import plan_run
 from ..execution.stored import load_run
 from ..execution.sharding import Shard
 from ..execution.store import answered_twice
-from ..models.local.hf_loading import sized_weights_fingerprint, weights_fingerprint
+from ..models.local.hf_loading import files_changed, model_files, sized_weights_fingerprint, weights_fingerprint
 
 
 def check_run(run_dir: str, *, plan: bool = True) -> tuple[list[str], dict]:
@@ -66,20 +66,29 @@ def stored_weights(meta: dict) -> tuple[str, str] | None:
     return (folder, stored) if isinstance(folder, str) and os.path.isdir(folder) else None
 
 
-def weights_sized_only(meta: dict) -> bool:
+def weights_sized_only(meta: dict, memo_dir: str | None = None) -> bool:
     """Whether the run was made before the weights' content counted and the folder's files have
     their sizes still: whether the weights changed since cannot be told."""
     found = stored_weights(meta)
     try:
-        return found is not None and found[1] == sized_weights_fingerprint(found[0]) != weights_fingerprint(found[0])
+        return found is not None and \
+            found[1] == sized_weights_fingerprint(found[0]) != weights_fingerprint(found[0], memo_dir)
     except OSError:
         return False
 
 
-def weights_changed(meta: dict) -> str | None:
+def named_change(meta: dict, folder: str, memo_dir: str | None = None) -> str | None:
+    """Which files of ``folder`` changed since the run, in words (config.json named as not a
+    weight file); None where run.json kept no listing of them (made before it did)."""
+    before = meta.get("model_files")
+    return files_changed(before, model_files(folder, memo_dir)) if isinstance(before, dict) else None
+
+
+def weights_changed(meta: dict, memo_dir: str | None = None) -> str | None:
     """A local model's folder whose weight files are no longer those the run was answered with
     (a checkpoint saved again in place): the stored answers are the old weights'. A run made
-    before the weights' content counted (its fingerprint has their sizes only) cannot tell."""
+    before the weights' content counted (its fingerprint has their sizes only) cannot tell.
+    ``memo_dir``: the cache folder keeping the weights' hashes."""
     fingerprint = meta.get("model_fingerprint")
     stored = fingerprint.get("weights") if isinstance(fingerprint, dict) else None
     if not isinstance(stored, str):
@@ -88,9 +97,13 @@ def weights_changed(meta: dict) -> str | None:
     if not isinstance(folder, str) or not os.path.isdir(folder):
         return None
     try:
-        if stored in (weights_fingerprint(folder), sized_weights_fingerprint(folder)):
+        if stored in (weights_fingerprint(folder, memo_dir), sized_weights_fingerprint(folder)):
             return None
+        changed = named_change(meta, folder, memo_dir)
     except OSError:
         return None  # the folder cannot be read as a whole here: nothing to compare
+    if changed and not changed.startswith("the model's weight files"):  # config.json or code, not the weights
+        return (f"the files in {folder} are not those this run was answered with ({changed}): its answers "
+                "are the earlier files'")
     return (f"the weights in {folder} are not those this run was answered with (its files changed since): "
             "its answers are the earlier weights'")

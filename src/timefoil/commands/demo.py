@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.table import Table
 
+from ..core.output import write_whole
 from ..reports.fit import print_table
 from ..reports.report import ScoredRun, headline_table, load_scored, make_console, print_runs
 from ..execution.config import RunConfig
@@ -68,8 +69,8 @@ def run_demo(out: str, per_family: int = 6, console: Console | None = None) -> l
         done.append((spec, run_dir))
     scored = print_summary(done, console)
     tables = os.path.join(out, "tables.txt")
-    with open(tables, "w", encoding="utf-8") as handle:  # a file: every table whole, as piped output has them
-        print_runs(scored, make_console(handle))
+    # a file: every table whole, as piped output has them
+    write_whole(tables, lambda handle: print_runs(scored, make_console(handle)))
     from ..reports.html import write_html
 
     html = write_html([d for _, d in done], os.path.join(out, "report.html"), thumbnails=True)

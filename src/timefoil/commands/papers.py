@@ -17,13 +17,14 @@ from typing import Callable
 
 from ..benchmarks import BENCHMARKS, PAPERS, DataError, get_benchmark
 from ..core.redaction import redact
-from ..execution.config import RunConfig, RunError
+from ..execution.config import RunConfig, RunError, fitted_to_model
 from ..execution.plan import RunPlan, plan_run
+from ..core.output import write_whole
 from ..execution.rundir import holds_this_run, other_weights
 from ..execution.store import CONFIG, RunLog
 from ..protocols import get_protocol
 from .benchargs import run_options
-from .checking import weights_changed, weights_sized_only
+from .checking import named_change, stored_weights, weights_changed, weights_sized_only
 
 SUITE = "suite.json"  # in a folder that run all (or a list) wrote: one run per benchmark beneath
 # protocols tried, in this order, where a model cannot answer a benchmark's default one: a chat
@@ -122,18 +123,21 @@ def as_written(config: RunConfig, protocol: str, kinds: frozenset[str] | None) -
             f"models ({written.source}; --bench-arg {bench.name}.variant={default} keeps the open models' one)")
 
 
-def finished(run_dir: str, plan: RunPlan, retry_errors: bool) -> bool:
+def finished(run_dir: str, plan: RunPlan, retry_errors: bool, memo_dir: str | None = None) -> bool:
     """Whether ``run_dir`` holds this plan's run with every request answered (a failed one
-    counts as answered unless ``retry_errors``); a folder holding another run is refused."""
+    counts as answered unless ``retry_errors``); a folder holding another run is refused.
+    ``memo_dir``: the cache folder keeping the weights' hashes (the run's --cache-dir)."""
     if not holds_this_run(run_dir, plan):
         return False
     # scored without its model, a run is still held to the weights of a local folder, read from
     # the files alone: a checkpoint saved again in place makes it another model's run
     with open(os.path.join(run_dir, CONFIG), encoding="utf-8") as handle:
         meta = json.load(handle)
-    sized_only = weights_sized_only(meta)
-    if sized_only or weights_changed(meta):
-        raise other_weights(run_dir, sized_only=sized_only)
+    sized_only = weights_sized_only(meta, memo_dir)
+    if sized_only or weights_changed(meta, memo_dir):
+        found = stored_weights(meta)
+        raise other_weights(run_dir, sized_only=sized_only,
+                            changed=named_change(meta, found[0], memo_dir) if found else None)
     try:
         done = RunLog(run_dir).done_ids(include_errors=not retry_errors)
     except ValueError:  # a record the runner itself refuses, naming its line
@@ -143,11 +147,13 @@ def finished(run_dir: str, plan: RunPlan, retry_errors: bool) -> bool:
 
 def plan_papers(benchmarks: list[str], base: RunConfig, data_root: str, out: str,
                 options: dict[str, dict[str, str]], sampling_for: Callable, *,
-                kinds: frozenset[str] | None = None, retry_errors: bool = False) -> PapersPlan:
+                kinds: frozenset[str] | None = None, retry_errors: bool = False,
+                memo_dir: str | None = None, frames: tuple[int, str] | None = None) -> PapersPlan:
     """Each benchmark's plan, or the line saying why it is skipped. ``base``: the options every
     benchmark shares (model, protocol, variant, ...); ``options``: each benchmark's --bench-arg
     options (benchargs.bench_options); ``sampling_for(benchmark)``: its samplings; ``kinds``:
-    the request kinds the model answers, where known before it loads."""
+    the request kinds the model answers, where known before it loads; ``frames``: the frame count
+    it takes, where fixed (X-CLIP: each benchmark samples that many, or one asked otherwise is skipped)."""
     result = PapersPlan()
     for name in benchmarks:
         data = os.path.join(data_root, name)
@@ -165,8 +171,11 @@ def plan_papers(benchmarks: list[str], base: RunConfig, data_root: str, out: str
                 folder = os.path.join(out, f"{name}-{protocol}")
                 if len(samplings) > 1:  # a frames sweep: one folder per value, as a single run writes them
                     folder = os.path.join(folder, sampling.label())
-                plan = plan_run(replace(config, sampling=sampling), check_specs=False)
-                runs.append(Planned(name, folder, plan, finished(folder, plan, retry_errors)))
+                asked, fitted = fitted_to_model(replace(config, sampling=sampling), frames)
+                if fitted and fitted not in result.chosen:  # X-CLIP on Vinoground: its 8 frames, not 32
+                    result.chosen.append(fitted)
+                plan = plan_run(asked, check_specs=False)
+                runs.append(Planned(name, folder, plan, finished(folder, plan, retry_errors, memo_dir)))
         except (DataError, RunError, ValueError) as exc:  # said, and the other benchmarks still run
             result.skipped.append(f"{name}: {exc}")
             continue
@@ -199,9 +208,9 @@ def mark_suite(out: str, model: str) -> None:
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, SUITE)
     if not os.path.exists(path):
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump({"what": "a suite of runs, one per benchmark (OUT/<benchmark>-<protocol>)",
-                       "model": redact(model), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}, handle, indent=2)
+        write_whole(path, json.dumps({"what": "a suite of runs, one per benchmark (OUT/<benchmark>-<protocol>)",
+                                      "model": redact(model), "created": time.strftime("%Y-%m-%dT%H:%M:%S")},
+                                     indent=2))
 
 
 def run_papers(plan: PapersPlan, model_spec: str, model_args: dict, *, cache_dir: str | None, on_done: Callable,

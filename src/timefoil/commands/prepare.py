@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from ..benchmarks import DataError, get_benchmark
+from ..core.environment import switch
 from ..core.options import typed_options
 
 @dataclass
@@ -30,7 +31,7 @@ def download_from_hub(repo_id: str, dest: str) -> list[str]:
     try:
         path = snapshot_download(repo_id=repo_id, repo_type="dataset", local_dir=dest)
     except Exception as exc:  # offline, no access, a gated dataset: said, with what to do
-        if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        if switch("HF_HUB_OFFLINE"):
             raise DataError(f"could not download the Hugging Face dataset {repo_id} into {dest}: HF_HUB_OFFLINE is "
                             "set and the local cache does not hold it; with network (and HF_TOKEN for a gated "
                             "dataset), unset HF_HUB_OFFLINE and run the same command again") from None

@@ -9,6 +9,7 @@ import time
 from collections import Counter
 from typing import Sequence
 
+from ..core.outside import terminal_line
 from ..core.redaction import redact
 from ..measures.stats import unread_of
 from ..scoring import ScoreReport
@@ -20,7 +21,7 @@ EXIT_FAILED_REQUESTS = 3
 
 def _reason(error: str) -> str:
     """The kind of an error message, without its paths and details."""
-    return error.split(":")[0].strip()[:60] or "error"
+    return terminal_line(error.split(":")[0], 60) or "error"
 
 
 def failure_summary(reports: Sequence[ScoreReport], retry_command: str) -> str | None:

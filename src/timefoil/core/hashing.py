@@ -7,7 +7,7 @@ import os
 import stat
 from typing import Any
 
-_FILE_HASHES: dict[tuple[str, int, int, int], str] = {}
+_FILE_HASHES: dict[tuple[str, int, int, int, int], str] = {}
 
 
 def stable_hash(value: Any, length: int = 24) -> str:
@@ -46,10 +46,11 @@ def regular_file(path: str) -> os.stat_result:
 
 
 def file_hash(path: str) -> str:
-    """sha256 of a file's bytes, memoised on (path, size, mtime, inode) so repeats cost nothing
-    (a file replaced by another of the same size within the clock's step has a new inode)."""
+    """sha256 of a file's bytes, memoised on (path, size, mtime, ctime, inode) so repeats cost
+    nothing (a file replaced by another of the same size within the clock's step has a new inode;
+    one rewritten in place with its old mtime put back has a new ctime, which no call can set)."""
     st = regular_file(path)
-    memo_key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    memo_key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     cached = _FILE_HASHES.get(memo_key)
     if cached is None:
         digest = hashlib.sha256()

@@ -15,7 +15,12 @@ def is_out_of_memory(exc: BaseException) -> bool:
     kind = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
     if kind is not None and isinstance(exc, kind):
         return True
-    return isinstance(exc, RuntimeError) and "MPS backend out of memory" in str(exc)
+    if not isinstance(exc, RuntimeError):
+        return False
+    try:
+        return "MPS backend out of memory" in str(exc)
+    except Exception:  # noqa: BLE001 - a message that cannot be printed names no memory
+        return False
 
 
 def release_memory() -> None:

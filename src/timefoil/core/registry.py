@@ -150,6 +150,7 @@ def plugin_origin(entry: metadata.EntryPoint) -> dict:
 
 
 def said(exc: BaseException) -> str:
-    """An exception in one line: its type, and its message when it has one."""
-    message = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    """An exception in one line: its type, and its message when it has one (and can be printed)."""
+    from .outside import exception_text
+
+    return " ".join(exception_text(exc).split())

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
+from .environment import whole_number
+
 
 def physical_cores() -> int:
     """Physical cores available to this process (hyper-threads counted once)."""
@@ -50,8 +52,8 @@ def idle_cores() -> int:
 
 
 def resolve_threads(threads: int | None = None) -> int:
-    if threads is None and os.environ.get("TIMEFOIL_THREADS"):
-        threads = int(os.environ["TIMEFOIL_THREADS"])
+    if threads is None:
+        threads = whole_number("TIMEFOIL_THREADS")  # a value it cannot use is said naming it
     if threads is not None and threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
     return threads or idle_cores()

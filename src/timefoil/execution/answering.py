@@ -16,6 +16,7 @@ from ..models.base import METHOD_PREFIX, Model
 from ..models.local.placement import out_of_memory
 from ..models.checks import WrongAnswers, answer_problem, check_reply
 from ..core.memory import is_out_of_memory, release_memory
+from ..core.outside import exception_text, terminal_line
 from ..core.redaction import redact
 from ..core.registry import said
 from ..models.requests import Answer, Request
@@ -26,6 +27,11 @@ from ..video.frames import FrameStore, frames_asked
 
 AHEAD_PER_WORKER = 2  # videos queued ahead per worker: one decoding, one ready (the frame store keeps them)
 Entry = tuple[str, Answer, dict]  # (request key, answer, frame facts): one answered request before recording
+# What a model raising passes on rather than failing its requests: Ctrl-C ends the run, and a
+# generator closed (this module's own, when the runner stops reading it) is no model's failure.
+# Anything else it raises, BaseException included (asyncio's CancelledError, sys.exit), is its
+# requests' error.
+PASSED_ON = (KeyboardInterrupt, GeneratorExit)
 
 
 class Answerer:
@@ -67,7 +73,9 @@ class Answerer:
             return [self._ask_one(requests[0])]
         try:
             return self._asked(requests)
-        except (Exception, SystemExit) as exc:  # a model calling sys.exit fails its requests, not the run
+        except BaseException as exc:  # a model calling sys.exit fails its requests, not the run
+            if isinstance(exc, PASSED_ON):
+                raise
             self._fell_back(exc, len(requests))
         # Asked again only once out of the except block: until then its traceback holds the failed
         # forward's frames, and with them its activations (after an out-of-memory, the next OOM)
@@ -77,7 +85,8 @@ class Answerer:
     def _fell_back(self, exc: BaseException, size: int) -> None:
         """The failed batch counted by its exception (the first message of each kind kept) and
         said in one line on stderr."""
-        kind, message = type(exc).__name__, redact(" ".join(str(exc).split())[:200])
+        kind = type(exc).__name__
+        message = terminal_line(redact(exception_text(exc).removeprefix(kind).removeprefix(": ")), 200)
         self.fallen.append(size)
         self.fallen_by[kind] += 1
         self.first_said.setdefault(kind, message)
@@ -121,8 +130,10 @@ class Answerer:
             error = f"model error: {exc}"
         except SystemExit as exc:
             error = f"model error: {self.model.name} exited while answering ({said(exc)})"
-        except Exception as exc:
-            error, full = f"model error: {type(exc).__name__}: {exc}", is_out_of_memory(exc)
+        except BaseException as exc:  # asyncio's CancelledError, a plugin's own BaseException: this request's
+            if isinstance(exc, PASSED_ON):
+                raise
+            error, full = f"model error: {exception_text(exc)}", is_out_of_memory(exc)
         if full:  # released out of the except block: the next request does not start beside this one's leftovers
             release_memory()
         return Answer(error=redact(error))
@@ -149,8 +160,10 @@ class Answerer:
                     entries = [self._entry(keys[index], requests[keys[index]], answer) for index, answer in arrived]
                     answered.update(key for key, _, _ in entries)
                     yield entries
-            except (Exception, SystemExit) as exc:  # the stream itself broke: the rest go through the batch path
-                print(f"timefoil: {self.model.name} stopped streaming ({type(exc).__name__}: {redact(str(exc))}); "
+            except BaseException as exc:  # the stream itself broke: the rest go through the batch path
+                if isinstance(exc, PASSED_ON):
+                    raise
+                print(f"timefoil: {self.model.name} stopped streaming ({terminal_line(redact(exception_text(exc)))}); "
                       "asking the remaining requests in batches", file=sys.stderr)
         rest = [k for k in keys if k not in answered]
         batches = [batch for bundle in video_batches(rest, requests, self.model.batch_size,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from ..benchmarks import get_benchmark
@@ -56,6 +56,32 @@ class RunConfig:
         data = dict(data)
         data["sampling"] = Sampling.from_json(data["sampling"]) if data.get("sampling") else None
         return RunConfig(**data)
+
+
+def shown_count(sampling: Sampling) -> str:
+    return f"{sampling.frames} frames" if sampling.frames is not None else f"{sampling.fps:g} fps"
+
+
+def fitted_to_model(config: RunConfig, fixed: tuple[int, str] | None) -> tuple[RunConfig, str | None]:
+    """``config`` for a model that takes exactly ``fixed[0]`` frames (X-CLIP), and the line that
+    says what changed. Where the benchmark's own sampling asks another count (Vinoground's 32
+    frames, VELOCITI's 1 fps), the model's count is sampled instead, uniformly; a count the user
+    asked for that the model cannot take is refused (RunError) before any video is decoded. A
+    blind run shows no frames: it is left as it is."""
+    if fixed is None or config.blind:
+        return config, None
+    count, source = fixed
+    default = get_benchmark(config.benchmark).default_sampling
+    asked = config.sampling or default
+    if asked.frames == count:
+        return config, None
+    if (asked.frames, asked.fps) != (default.frames, default.fps):  # not the benchmark's: the user's own
+        raise RunError(f"{redact(config.model)} takes exactly {count} frames ({source}), not {shown_count(asked)}; "
+                       f"use --frames {count}")
+    sampling = replace(asked, frames=count, fps=None, max_frames=max(count, asked.max_frames or count))
+    return replace(config, sampling=sampling), (
+        f"{config.benchmark}: {redact(config.model)} takes exactly {count} frames ({source}): sampling {count} "
+        f"uniform frames, not the benchmark's {shown_count(default)} (run.json: frames_fitted)")
 
 
 def first_groups(items: Sequence[Item], limit: int | None) -> list[Item]:

@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..core.hashing import stable_hash
+from ..core.outside import exception_text
 from ..models.base import METHOD_PREFIX, FrameSource, Model, fingerprint_of
 from ..models.checks import answer_problem, check_reply
 from ..protocols import Protocol
 from ..models.requests import Answer, Request
+from .answering import PASSED_ON
 from .store import ResponseCache
 
 
@@ -37,8 +39,10 @@ class Judge:
         self.asked += len(questions)
         try:
             answers = check_reply(self.model.answer(questions, frames), len(questions), f"{self.model.name}.answer")
-        except (Exception, SystemExit) as exc:  # a failed judgement leaves answers unparsed, never the run broken
-            answers = [Answer(error=f"judge error: {type(exc).__name__}: {exc}")] * len(questions)
+        except BaseException as exc:  # a failed judgement leaves answers unparsed, never the run broken
+            if isinstance(exc, PASSED_ON):
+                raise
+            answers = [Answer(error=f"judge error: {exception_text(exc)}")] * len(questions)
         return [{"raw": a.raw, "error": a.error} for a in map(self._checked, questions, answers)]
 
     def _checked(self, question: Request, answer) -> Answer:

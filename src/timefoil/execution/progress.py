@@ -5,9 +5,10 @@ so often and one when the benchmark ends, e.g. ``velociti · entailment: 1,200 /
 answers it kept."""
 from __future__ import annotations
 
-import os
 import sys
 import time
+
+from ..core.environment import seconds
 
 LINE_SECONDS = 30.0  # a log gets a line at most this often (TIMEFOIL_PROGRESS_SECONDS), and a last one
 
@@ -56,7 +57,8 @@ class progress:
         return advance
 
     def _line_advance(self):
-        every = float(os.environ.get("TIMEFOIL_PROGRESS_SECONDS") or LINE_SECONDS)
+        every = seconds("TIMEFOIL_PROGRESS_SECONDS")
+        every = LINE_SECONDS if every is None else every  # 0: a line at every answer
         last = [self.started]
 
         def advance(n: int) -> None:

@@ -22,14 +22,15 @@ from .store import CONFIG, SHARD, write_json
 def open_run_dir(run_dir: str, plan: RunPlan, identity: dict[str, Any], extra: dict[str, Any]) -> None:
     """Create ``run.json`` (and a shard's ``shard.json``), or check that the stored run is this
     configuration and this part of its plan. ``identity``: the model's fingerprint facts, which
-    a resume must match; ``extra``: facts written once (threads, prompt sources)."""
+    a resume must match; ``extra``: facts written once (threads, prompt sources, ``model_files``:
+    what each file of a local model's folder holds, so a refusal names the file that changed)."""
     os.makedirs(run_dir, exist_ok=True)
     path = os.path.join(run_dir, CONFIG)
     shard = plan.shard_facts()
     # compared as stored: a tuple in a configuration or a fingerprint is a list in run.json
     wanted = stored_form({"config": plan.config.to_json(), **identity, "shard": shard})
     if os.path.exists(path):
-        _match(run_dir, _stored(path), wanted)
+        _match(run_dir, _stored(path), wanted, extra.get("model_files"))
         return
     if shard:  # "elsewhere": an item's requests placed on other shards (its other video), so that
         # a complete shard is scored and checked as complete
@@ -69,13 +70,15 @@ def _stored(path: str) -> dict:
     return stored
 
 
-def _match(run_dir: str, stored: dict, wanted: dict) -> None:
+def _match(run_dir: str, stored: dict, wanted: dict, files: dict | None = None) -> None:
     if {k: stored.get(k) for k in wanted} != wanted:
         if all(stored.get(k) == wanted[k] for k in wanted if k != "shard"):
             raise RunError(f"{run_dir} holds {_part(stored.get('shard'))} of this configuration, not "
                            f"{_part(wanted['shard'])}; use one --out directory per shard")
         if _other_weights(stored, wanted):
-            raise other_weights(run_dir, sized_only=_sized_only(stored["model_fingerprint"]))
+            before = stored.get("model_files")
+            raise other_weights(run_dir, sized_only=_sized_only(stored["model_fingerprint"]),
+                                changed=_changed(before, files))
         if _other_served(stored, wanted):
             raise other_served(run_dir, stored["model_fingerprint"], wanted["model_fingerprint"])
         raise RunError(f"{run_dir} holds a run with another configuration; "
@@ -83,7 +86,7 @@ def _match(run_dir: str, stored: dict, wanted: dict) -> None:
 
 
 def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | None, capped: dict | None,
-                 fallbacks: dict | None = None) -> None:
+                 fallbacks: dict | None = None, texts_cut: dict | None = None) -> None:
     """The model's notes and this session's thread count, added to run.json (never part of
     the configuration a resume must match). ``fallbacks``: this session's failed batches asked
     again one request at a time, added to those of the sessions before."""
@@ -91,7 +94,7 @@ def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | No
     data = read_json(path, "run configuration")
     notes = {**data.get("model_notes", {}), **notes}
     if (data.get("model_notes", {}) == notes and data.get("threads") == threads and not executor
-            and data.get("capped") == capped and not fallbacks):
+            and data.get("capped") == capped and not fallbacks and data.get("texts_cut") == texts_cut):
         return
     if fallbacks:
         data["batch_fallbacks"] = added_fallbacks(data.get("batch_fallbacks") or {}, fallbacks)
@@ -99,20 +102,34 @@ def record_notes(run_dir: str, *, notes: dict, threads: int, executor: dict | No
     data.pop("capped", None)
     if capped:  # the cap changed what some videos show: said here and on the terminal
         data["capped"] = capped
+    data.pop("texts_cut", None)
+    if texts_cut:  # captions cut to the model's text limit: counted here and said on the terminal
+        data["texts_cut"] = texts_cut
     if executor:  # this session's workers: who answered how much, who was lost
         data["executor"] = executor
     write_json(path, data)
 
 
-def other_weights(run_dir: str, sized_only: bool = False) -> RunError:
+def other_weights(run_dir: str, sized_only: bool = False, changed: str | None = None) -> RunError:
     """The refusal of a run answered by other weights than the model's folder holds now
-    (``sized_only``: a run made when weights were named by their files' sizes, which cannot tell)."""
+    (``sized_only``: a run made when weights were named by their files' sizes, which cannot tell;
+    ``changed``: which files changed, in words, where the run kept what its files held)."""
     if sized_only:
         return RunError(f"{run_dir} holds a run made before the weights were named by their content (by their "
                         "files' sizes only), so whether they changed since cannot be told; use a new --out "
                         "directory (or delete this one)")
-    return RunError(f"{run_dir} holds a run answered by other weights (the model's weight files changed "
-                    "since); use a new --out directory (or delete this one)")
+    changed = changed or "the model's weight files changed since"
+    answered = "by other weights" if changed.startswith("the model's weight files") else "with other model files"
+    return RunError(f"{run_dir} holds a run answered {answered} ({changed}); use a new --out directory "
+                    "(or delete this one)")
+
+
+def _changed(before, now: dict | None) -> str | None:
+    """Which files changed, in words; None where the stored run kept no listing (made before
+    run.json held one) or this model has no folder."""
+    from ..models.local.hf_loading import files_changed
+
+    return files_changed(before, now) if isinstance(before, dict) and now else None
 
 
 def _other_weights(stored: dict, wanted: dict) -> bool:

@@ -7,19 +7,21 @@ cache, and answered in batches. Every answer is appended to ``items.jsonl`` as i
 from __future__ import annotations
 
 import os
+import sys
 
 from ..core.hashing import hash_files, stable_hash
 from ..core.paths import CacheRootUnusable, cache_root, cache_writable
 from ..core.threads import apply_threads, decode_workers
 from ..benchmarks import BENCHMARKS
-from ..models import MODELS, Model, fingerprint_of, load_model
+from ..core.redaction import redact
+from ..models import MODELS, Model, check_model_spec, declared_frames, fingerprint_of, load_model
 from ..models.checks import answer_problem
 from ..models.requests import Answer
 from ..measures.stats import unread_of
-from ..scoring import ScoreReport
+from ..scoring import ScoreReport, cut_texts
 from ..video.frames import FRAMES_FORMAT, FrameStore
 from .answering import Answerer, Entry
-from .config import RunConfig, RunError
+from .config import RunConfig, RunError, fitted_to_model, shown_count
 from .distributed import ExecutorError, RayOptions
 from .judging import Judge
 from .plan import RunPlan, by_content, plan_run
@@ -67,11 +69,18 @@ class Runner:
                         {"name": self.config.model, "from": "given", "class": qualified_name(model)},
                         **({"judge": MODELS.origin(self.config.judge.partition(":")[0])} if self.config.judge else {})}
         self.capped: dict | None = None  # videos whose fps sampling the max_frames cap changed
+        self.texts_cut: dict | None = None  # texts cut to a contrastive model's text limit (scoring.cut_texts)
         self.frames = FrameStore(cache_dir=self.cache_dir, store=getattr(self.model, "stores_frames", True)
                                  and cache_writable(self.cache_dir))
         self.executor = self.pool or Answerer(self.model, self.frames, workers=decode_workers(threads=self.threads))
         self.model_fingerprint = fingerprint_of(self.model)
         self.fingerprint = stable_hash(self.model_fingerprint)
+        fixed = getattr(self.model, "fixed_frames", None)
+        sampling = self.config.sampling
+        if isinstance(fixed, int) and not self.config.blind and sampling is not None and sampling.frames != fixed:
+            self.close()  # before any video is decoded: every request would fail in the model's forward
+            raise RunError(f"model {redact(self.config.model)} takes exactly {fixed} frames, not "
+                           f"{shown_count(sampling)}; use --frames {fixed}")
         missing = self.protocol.request_kinds(self.plan.prompts) - self.model.kinds
         if missing:
             self.close()
@@ -95,8 +104,11 @@ class Runner:
 
     def _run(self) -> ScoreReport:
         identity = {"model_fingerprint": self.model_fingerprint, "fingerprint_hash": self.fingerprint}
+        files, fitted = self._model_files(), self._frames_fitted()
         open_run_dir(self.run_dir, self.plan, identity, {"threads": self.threads, "prompts": self.plan.prompts.source,
-                                                         "origins": self.origins})
+                                                         "origins": self.origins,
+                                                         **({"model_files": files} if files else {}),
+                                                         **({"frames_fitted": fitted} if fitted else {})})
         log = RunLog(self.run_dir)
         log.repair()
         done = log.done_ids(include_errors=not self.retry_errors)
@@ -128,15 +140,37 @@ class Runner:
                     cache.put_many({self._cache_key(key): {"answer": answer.to_json(), "frames": frames}
                                     for key, answer, frames in entries if not answer.error})
                     self._store(entries, pending, log, cache, advance)
-            self.capped = capped_videos(log.read())
+            stored = log.read()
+            self.capped, self.texts_cut = capped_videos(stored), cut_texts(stored)
         finally:
             cache.close()
             record_notes(self.run_dir, notes=getattr(self.model, "notes", {}), threads=self.threads,
                          executor=self.pool.summary() if self.pool else None, capped=self.capped,
-                         fallbacks=getattr(self.executor, "fallback_counts", None))
+                         fallbacks=getattr(self.executor, "fallback_counts", None), texts_cut=self.texts_cut)
         report = score_run(self.run_dir)
         meter.finish(unread_note(report))
         return report
+
+    def _frames_fitted(self) -> dict | None:
+        """Where a model that takes a fixed frame count is given it in place of the benchmark's
+        own sampling (``fitted_to_model``): both, for run.json."""
+        fixed, default = getattr(self.model, "fixed_frames", None), self.plan.benchmark.default_sampling
+        if not isinstance(fixed, int) or self.config.blind or default.frames == fixed:
+            return None
+        return {"model_takes": fixed, "benchmark_samples": shown_count(default)}
+
+    def _model_files(self) -> dict[str, str]:
+        """What each file of a local model's folder holds (run.json keeps it: a resume refused
+        for other files names the one that changed); nothing for a model without a folder."""
+        path = getattr(self.model, "path", None)
+        if not isinstance(path, str) or not os.path.isdir(path):
+            return {}
+        from ..models.local.hf_loading import model_files
+
+        try:
+            return model_files(path, self.cache_dir)
+        except OSError:  # a folder that cannot be read whole: the refusal then names no file
+            return {}
 
     def _cache_key(self, request_key: str) -> str:
         # the frames' format is part of it: an answer given on frames decoded another way (before
@@ -180,6 +214,16 @@ def qualified_name(obj) -> str:
 
 
 def run(config: RunConfig, run_dir: str, *, shard=None, **options) -> ScoreReport:
-    """Run (or resume) ``config`` (or its ``shard``) into ``run_dir`` and return its scores."""
+    """Run (or resume) ``config`` (or its ``shard``) into ``run_dir`` and return its scores. A
+    model that takes a fixed frame count (X-CLIP) is given it where the benchmark samples
+    another, said in one line on stderr."""
+    given = options.get("model")
+    if given is None:
+        check_model_spec(config.model)
+    fixed = getattr(given, "fixed_frames", None)
+    config, said = fitted_to_model(config, declared_frames(config.model) if given is None else
+                                   (fixed, "its own frame count") if isinstance(fixed, int) else None)
+    if said:
+        print(f"timefoil: {said}", file=sys.stderr)
     plan = plan_run(config, shard, check_specs=options.get("model") is None)
     return Runner(plan, run_dir, **options).run()

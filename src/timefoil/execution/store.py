@@ -1,7 +1,6 @@
 """Durable run state: the append-only answer log and the cross-run response cache."""
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
@@ -11,6 +10,7 @@ import sys
 import time
 from typing import Any, Iterable
 
+from ..core.output import failure_text
 from ..core.jsonfiles import Fields, ListOf, MapOf, UnreadableFile, kind_fault
 
 ANSWERS = "items.jsonl"
@@ -57,13 +57,7 @@ class StoreWriteError(RuntimeError):
 def write_failure(path: str, exc: OSError, what: str = "it",
                   again: str = "run the same command again") -> StoreWriteError:
     """The one line for ``exc``, raised while writing ``path``: the file, why, and what to do."""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        todo = "free some space on its disk (or write to another folder)"
-    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        todo = "make its folder writable (or write to another folder)"
-    else:
-        todo = "see that its folder can be written (or write to another folder)"
-    return StoreWriteError(f"{path}: could not write {what} ({exc.strerror or exc}); {todo}, then {again}")
+    return StoreWriteError(failure_text(path, exc, what, again))
 
 
 def write_json(path: str, data: dict) -> None:
@@ -174,7 +168,10 @@ JUDGE = Fields({"model": (TEXT, None), "fingerprint": (TEXT, None), "raw": (TEXT
 STORED_ANSWER = Fields({"raw": (TEXT, None), "score": (NUMBER, None), "probs": (MapOf((NUMBER, None)), None),
                         "error": (TEXT, None), "latency": (NUMBER, None),
                         "meta": (Fields({"ranks": (ListOf((WHOLE, None)), None), "candidates": (WHOLE, None),
-                                         "judge": (JUDGE, None)}), None)})
+                                         "judge": (JUDGE, None),
+                                         "text_cut": Fields({"tokens": WHOLE, "limit": WHOLE, "read": TEXT},
+                                                            required=("tokens", "limit", "read")),
+                                         "texts_cut": WHOLE, "text_limit": WHOLE}), None)})
 VIDEO = Fields({"path": (TEXT, None), "start": (NUMBER, None), "end": (NUMBER, None), "parts": ListOf(dict),
                 "gap": NUMBER})
 ITEM = Fields({"id": TEXT, "group_id": TEXT, "benchmark": TEXT, "test": TEXT, "subtest": (TEXT, None),

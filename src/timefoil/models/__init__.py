@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from .base import FrameSource, Model, fingerprint_of, kinds_of
+from .frame_counts import folder_frames
 from .hub import SpecError, check_source
 from ..core.options import typed_options
 from ..core.registry import Registry, UnknownName, did_you_mean, said
@@ -35,6 +36,9 @@ class ModelLoader:
     # the request kinds its models answer, known before one loads (run all plans with them);
     # None: known only once a model is loaded
     kinds: frozenset[str] | None = None
+    # (the frame count a model of this spec's argument takes, where from), read before it loads;
+    # None, or a reply of None: any count (see frame_counts)
+    frames: Callable[[str | None], tuple[int, str] | None] | None = None
 
     def __post_init__(self):  # a plugin may write kinds={"similarity", "rank"}
         if self.kinds is not None:
@@ -76,8 +80,12 @@ def _hf(arg: str | None, options: dict, cache_dir: str) -> Model:
     from ..core.weights import quiet_transformers
     from .local.hf_generative import HFGenerative
 
+    from .local.hf_loading import hash_weights_meanwhile
+
     quiet_transformers()
-    return HFGenerative(arg, **typed_options(HFGenerative, options))
+    typed = typed_options(HFGenerative, options)  # a bad option refused before any thread starts
+    hash_weights_meanwhile(arg, cache_dir)  # a folder's weights hashed while they load, into the run's cache
+    return HFGenerative(arg, **typed)
 
 
 def _clip(arg: str | None, options: dict, cache_dir: str) -> Model:
@@ -87,8 +95,11 @@ def _clip(arg: str | None, options: dict, cache_dir: str) -> Model:
     check_source("clip", arg)
     say_mismatch()  # a torchvision built for another torch: one line, before it fails somewhere inside
     from .local.contrastive import Contrastive
+    from .local.hf_loading import hash_weights_meanwhile
 
-    return Contrastive(arg, **typed_options(Contrastive, options))
+    typed = typed_options(Contrastive, options)  # a bad option refused before any thread starts
+    hash_weights_meanwhile(arg, cache_dir)  # a folder's weights hashed while they load, into the run's cache
+    return Contrastive(arg, **typed)
 
 
 def _openclip(arg: str | None, options: dict, cache_dir: str) -> Model:
@@ -151,7 +162,7 @@ MODELS: Registry[ModelLoader] = Registry("model", [
     ModelLoader("bag-of-frames", _typed(BagOfFramesModel),
                 "order-blind colour features: ties on order/direction/state pairs", MATCHING),
     ModelLoader("clip", _clip, "clip:<hub id or folder>: CLIP, SigLIP, SigLIP 2, X-CLIP, PE-Video or BLIP-2 "
-                                  "matching through transformers (timefoil[hf])", MATCHING),
+                                  "matching through transformers (timefoil[hf])", MATCHING, folder_frames),
     ModelLoader("openclip", _openclip, "openclip:<arch>:<pretrained>: an open_clip model (timefoil[openclip])",
                 MATCHING),
     ModelLoader("openai", _openai, "openai:<model>@<base url>: any OpenAI-compatible server; key from "
@@ -219,6 +230,13 @@ def declared_kinds(spec: str) -> frozenset[str] | None:
     return loader.kinds if loader is not None else None
 
 
+def declared_frames(spec: str) -> tuple[int, str] | None:
+    """(the frame count ``spec``'s model takes, where from), known before it loads; None: any."""
+    loader = MODELS.get(spec.partition(":")[0])
+    frames = getattr(loader, "frames", None)
+    return frames(spec.partition(":")[2] or None) if frames is not None else None
+
+
 def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None = None) -> Model:
     """``cache_dir``: where a model may keep converted weights (the run's cache)."""
     from ..core.paths import default_cache_dir
@@ -232,6 +250,8 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
         where = f"plugin {origin['distribution']} {origin['version']}" if origin["from"] == "plugin" else \
             origin["from"]
         raise ValueError(f"model {name!r} ({where}) exited while loading ({said(exc)})") from None
+    if hasattr(model, "weights_memo_dir"):  # a local model's weight hashes are kept in the run's cache
+        model.weights_memo_dir = cache_dir or default_cache_dir()
     if MODELS.origin(name)["from"] != "built-in":  # two of its models differ by spec and options at least
         try:
             model.loaded_as = {"spec": spec, "options": dict(options or {})}
@@ -243,5 +263,5 @@ def load_model(spec: str, options: dict | None = None, *, cache_dir: str | None 
 load_plugins()  # last: a plugin imports this module's names while it loads
 
 __all__ = ["FrameSource", "MODELS", "MissingExtra", "Model", "ModelLoader", "SpecError", "check_model_spec",
-           "declared_kinds", "fingerprint_of", "kinds_defined", "load_model",
+           "declared_frames", "declared_kinds", "fingerprint_of", "kinds_defined", "load_model",
            "load_plugins", "register", "require"]

@@ -8,8 +8,9 @@ import os
 import socket
 from urllib.parse import urlsplit
 
+from ..core.environment import http_url, switch
+
 PROXIES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
-_TRUE = {"1", "true", "yes", "on"}
 
 
 class SpecError(ValueError):
@@ -30,10 +31,10 @@ def check_source(kind: str, name: str, revision: str | None = None) -> None:
     if _cached(name, revision):
         return
     where = f"no folder {name} here, and the hub id {name} is not in the local Hugging Face cache"
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE:
+    if switch("HF_HUB_OFFLINE"):
         raise SpecError(f"{spec}: {where} while HF_HUB_OFFLINE is set; download it once with network, or give "
                         "its folder")
-    host = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
+    host = urlsplit(http_url("HF_ENDPOINT") or "https://huggingface.co").hostname or "huggingface.co"
     if not any(os.environ.get(v) for v in PROXIES) and not _reachable(host):
         raise SpecError(f"{spec}: {where}, and {host} cannot be reached (no network?); give its folder, or run "
                         "where the hub can be reached")

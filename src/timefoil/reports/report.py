@@ -15,8 +15,9 @@ from ..benchmarks import get_benchmark
 from ..protocols import OWN_WORDING, PROTOCOLS
 from ..protocols.readings import MEANT, READINGS
 from ..execution.stored import load_run, score_run
-from ..scoring import ScoreReport
+from ..scoring import ScoreReport, cut_line
 from ..measures.stats import MetricValue, unread_of, unread_words
+from ..core.outside import terminal_line
 from .fit import make_console, print_table, say
 from .headline import ABOVE, BELOW, RULE, headline, mark_of, with_marks
 from .shapes import COVERAGE, Shaped, shaped_tables, shown_sources
@@ -262,11 +263,15 @@ def failure_lines(run: ScoredRun, limit: int = 10) -> list[str]:
     if report.corrupt_lines:
         shown = ", ".join(map(str, report.corrupt_lines[:10])) + (" ..." if len(report.corrupt_lines) > 10 else "")
         lines.append(f"  corrupt lines in items.jsonl skipped: {shown} (timefoil check {run.run_dir})")
+    if report.texts_cut:  # captions cut to a contrastive model's text limit: never silent
+        lines.append(f"  {cut_line(report.texts_cut)}")
     missing = missing_tests(report)
     if missing:
         lines.append(f"  missing or empty tests: {', '.join(missing)} (the averages cover the others, as named)")
     for item_id, error in report.failures[:limit]:
-        lines.append(f"  error  {item_id}: {error}")
+        # an item's name comes from the data and its error from a server or a plugin: shown as one
+        # clean line (escape sequences out, the length capped); score --json and items.jsonl hold it whole
+        lines.append(f"  error  {terminal_line(item_id, 120)}: {terminal_line(error)}")
     if len(report.failures) > limit:
         lines.append(f"  ... and {len(report.failures) - limit} more (timefoil score --json lists all)")
     return lines

@@ -47,6 +47,8 @@ def on_device(model, path: str, placed):
 
 
 class Contrastive(Model):
+    weights_memo_dir: str | None = None  # the cache folder keeping its weights' hashes (load_model sets it)
+
     def __init__(self, path: str, *, backend: str = "hf", dtype: str = "auto", device: str | None = None,
                  batch_size: int = 32, score: str | None = None, pretrained: str | None = None,
                  model=None, processor=None):
@@ -67,6 +69,9 @@ class Contrastive(Model):
         self.model, self.processor = on_device(model, path, placed), processor
         self.dtype = dtype_name(self.model)  # what "auto" came to: the fingerprint names the precision
         self.kind = getattr(getattr(model, "config", None), "model_type", "openclip")
+        # X-CLIP embeds each frame position: it takes exactly its vision config's count (the run
+        # samples that many; see frame_counts)
+        self.fixed_frames = getattr(model.config.vision_config, "num_frames", None) if self.kind == "xclip" else None
         self.matcher = None
         if self.kind in BLIP2_TYPES:
             self.score_kind = score or "itm"
@@ -84,17 +89,22 @@ class Contrastive(Model):
                                  f"this {self.kind} model has no logit bias")
         self._videos: dict[str, Any] = {}
         self._texts: dict[str, Any] = {}
+        # texts longer than the text encoder reads, by text: (their tokens, the limit, a digest of
+        # the tokens read); texts read as the same tokens share one embedding, hence one score
+        self._cut: dict[str, tuple[int, int, str]] = {}
+        self._read: dict[str, Any] = {}  # the embedding of each tokens' digest
         self._tokenizer = None
         self.stats = {"video_encodes": 0, "text_encodes": 0, "frames_encoded": 0}
 
     def fingerprint(self) -> dict:
         backend = "openclip" if self.backend == "openclip" else getattr(
             getattr(self.processor, "image_processor", None), "backend", "pil")
+        weights = weights_fingerprint(self.path, self.weights_memo_dir)
         if self.kind in PE_VIDEO_TYPES:
-            return {"name": self.name, "weights": weights_fingerprint(self.path), "dtype": self.dtype,
+            return {"name": self.name, "weights": weights, "dtype": self.dtype,
                     "score": self.score_kind, "image_backend": "timefoil",
                     "pixels": self.processor.pixels.fingerprint(), "pooling": "whole clip"}
-        return {"name": self.name, "pretrained": self.pretrained, "weights": weights_fingerprint(self.path),
+        return {"name": self.name, "pretrained": self.pretrained, "weights": weights,
                 "dtype": self.dtype, "score": self.score_kind, "image_backend": backend,
                 "pooling": "mean of frame scores" if self.matcher else "mean"}
 
@@ -164,7 +174,11 @@ class Contrastive(Model):
         """The score of each text (already encoded) against one video."""
         if self.matcher:
             return self.matcher.scores(video, [self._texts[t] for t in texts])
-        cosines = (self.torch.stack([self._texts[t] for t in texts]) @ video).tolist()
+        features = [self._texts[t] for t in texts]
+        unique = list({id(f): f for f in features}.values())  # one row per embedding
+        rows = {id(f): n for n, f in enumerate(unique)}
+        products = (self.torch.stack(unique) @ video).tolist()
+        cosines = [products[rows[id(f)]] for f in features]  # a shared embedding: exactly one score
         if self.score_kind == "cosine":
             return cosines
         scale = float(self.model.logit_scale.exp())
@@ -182,7 +196,8 @@ class Contrastive(Model):
                 group = list(group)
                 video = self._video_feature(group[0], frames)
                 answers += ([video] * len(group) if isinstance(video, Answer) else
-                            [Answer(score=s) for s in self._scores(video, [r.text for r in group])])
+                            [Answer(score=s, meta=self._text_cut(r.text))
+                             for s, r in zip(self._scores(video, [r.text for r in group]), group)])
         return answers
 
     def answer_rank(self, requests: Sequence[Request], frames: FrameSource) -> list[Answer]:
@@ -197,16 +212,64 @@ class Contrastive(Model):
                     answers.append(video)
                     continue
                 scores = self._scores(video, list(request.option_texts))
-                answers.append(Answer(meta={"ranks": ranks_of(scores, request.ask), "candidates": len(scores)}))
+                answers.append(Answer(meta={"ranks": ranks_of(scores, request.ask), "candidates": len(scores),
+                                            **self._texts_cut(list(request.option_texts))}))
         return answers
 
     def _encode_new_texts(self, texts: list[str]) -> None:
-        """Encodes those of ``texts`` not seen yet: each text once per model instance."""
+        """Encodes those of ``texts`` not seen yet: each text once per model instance. Where the
+        tokens the encoder reads are known (transformers' tokenizers), texts read as the same
+        tokens (two captions that differ only past the text limit) share one embedding: their
+        scores are equal, a tie, never told apart by float noise from separate encodings."""
         new_texts = list(dict.fromkeys(t for t in texts if t not in self._texts))
-        if new_texts:
+        if not new_texts:
+            return
+        read = self._tokens_read(new_texts)
+        if read is None:
             for text, feature in zip(new_texts, self._encode_texts(new_texts)):
                 self._texts[text] = feature
-            self.stats["text_encodes"] += len(new_texts)
+        else:
+            fresh = list(dict.fromkeys(digest for digest in read if digest not in self._read))
+            first: dict[str, str] = {}  # each digest's first text: the one encoded
+            for text, digest in zip(new_texts, read):
+                first.setdefault(digest, text)
+            if fresh:
+                for digest, feature in zip(fresh, self._encode_texts([first[d] for d in fresh])):
+                    self._read[digest] = feature
+            for text, digest in zip(new_texts, read):
+                self._texts[text] = self._read[digest]
+        self.stats["text_encodes"] += len(new_texts)
+
+    def _tokens_read(self, texts: list[str]) -> list[str] | None:
+        """A digest of the tokens the text encoder reads of each text, noting each text cut to
+        the limit in ``_cut``; None where the tokenizer is not transformers' own (open_clip,
+        BLIP-2's matcher and PE-Video read their texts themselves)."""
+        tokenizer = getattr(self.processor, "tokenizer", None)
+        if self.backend != "hf" or self.matcher or self.kind in PE_VIDEO_TYPES or tokenizer is None:
+            return None
+        read = tokenizer(texts, truncation=True)["input_ids"]
+        whole = tokenizer(texts, truncation=False)["input_ids"]
+        limit = getattr(tokenizer, "model_max_length", None)
+        digests = []
+        for text, kept, full in zip(texts, read, whole):
+            digest = stable_hash(list(kept), 16)
+            if len(full) > len(kept):
+                self._cut[text] = (len(full), int(limit) if isinstance(limit, int) else len(kept), digest)
+            digests.append(digest)
+        return digests
+
+    def _text_cut(self, text: str) -> dict:
+        """What a similarity answer says of its text where it was cut to the limit: its tokens,
+        the limit and a digest of the tokens read (two texts with one digest read the same)."""
+        if text not in self._cut:
+            return {}
+        tokens, limit, digest = self._cut[text]
+        return {"text_cut": {"tokens": tokens, "limit": limit, "read": digest}}
+
+    def _texts_cut(self, texts: Sequence[str]) -> dict:
+        """What a rank answer says of its candidates cut to the limit: how many, and the limit."""
+        cut = [self._cut[t] for t in dict.fromkeys(texts) if t in self._cut]
+        return {"texts_cut": len(cut), "text_limit": cut[0][1]} if cut else {}
 
     @staticmethod
     def _video_key(request: Request) -> str | None:

@@ -38,6 +38,7 @@ from .compiled import Forwards
 from .decoding import DecodeQueue
 from .greedy import Continuation, Row, cache_of, continue_greedy, kept_logits
 from .hf_inputs import InputEncoder
+from .context import refuse_past_context
 from .hf_loading import code_fingerprint, load_pretrained, loaded_code_fingerprint, takes_vision, weights_fingerprint
 from .hf_open import ROWS, WHY_NO_PREFIX, WHY_ONE_ROW, generate_alone, model_inputs
 from . import sync_free
@@ -60,6 +61,8 @@ CALL_REQUESTS = 24  # requests a call with prefix reuse, where batch_size is not
 
 
 class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
+    weights_memo_dir: str | None = None  # the cache folder keeping its weights' hashes (load_model sets it)
+
     def __init__(self, path: str, *, dtype: str = "auto", device: str | None = None,
                  device_map: str | None = None, attention: str = "auto", revision: str | None = None,
                  batch_size: int | None = None,
@@ -152,7 +155,8 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
 
     def fingerprint(self) -> dict:
         return {"name": "hf", "path": self.path, "revision": self.revision or getattr(
-            self.model.config, "_commit_hash", None), "weights": weights_fingerprint(self.path),
+            self.model.config, "_commit_hash", None),
+                "weights": weights_fingerprint(self.path, self.weights_memo_dir),
                 "dtype": self.dtype, "max_new_tokens": self.max_new_tokens, **self.inputs.fingerprint(),
                 **({"logits": "float32"} if self.float_logits else {}),
                 **({"score": "perplexity", "perplexity_rule": PERPLEXITY_RULE} if self.score_mode == "perplexity"
@@ -405,6 +409,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         positions = self.inputs.positions(self.model, batch)
         if positions is None:  # the open path: one prompt, positions the model's own
             return self._open_forward(self._on_device(batch), prompts, asks, said)
+        refuse_past_context(self.model, batch["attention_mask"].sum(-1).tolist())
         batch = self._on_device({**batch, "position_ids": positions})
         captions = self._caption_lengths(prompts)
         # left padded: every row ends at the batch's last token, so the last positions are every
@@ -439,6 +444,7 @@ class HFGenerative(PrefixReuse, PreparesAhead, RanksBySimilarity, Model):
         """One prompt on the open path: the forward (or, for an answer, the model's own
         generate) on exactly what its processor returned, positions left to the model."""
         torch = _torch()
+        refuse_past_context(self.model, [int(batch["input_ids"].shape[1])])
         inputs = model_inputs(self.model, batch)
         self.stats["forward_tokens"] += int(batch["input_ids"].shape[1])
         if asks:

@@ -20,41 +20,43 @@ from .placement import out_of_memory, torch_dtype
 WEIGHT_FILES = (".safetensors", ".bin", ".gguf", ".pt", ".pth", ".ckpt")
 # a folder of the hub's cache is named by the commit it holds: its files never change under that name
 HUB_SNAPSHOT = re.compile(r"(?:^|[\\/])models--[^\\/]+[\\/]snapshots[\\/]([0-9a-f]{40})[\\/]?$")
-MEMO = "weights-hashes.json"  # in the cache folder: content hashes by (path, size, mtime, inode)
+MEMO = "weights-hashes.json"  # in the cache folder: content hashes by (path, size, mtime, ctime, inode)
 
 
-_HASHING: dict[str, Future] = {}  # folders whose weights are being hashed while the model loads
+# (folder, memo folder) whose weights are being hashed while the model loads
+_HASHING: dict[tuple[str, str | None], Future] = {}
 _HASHING_LOCK = threading.Lock()
 
 
-def hash_weights_meanwhile(path: str) -> None:
+def hash_weights_meanwhile(path: str, memo_dir: str | None = None) -> None:
     """Start hashing a folder's weights on a thread of its own while they load (the load reads
     the same bytes, which the hash then finds in the page cache), so that the fingerprint a run
     asks for after the load is ready rather than reading the gigabytes of a new checkpoint again
-    between the load and the first answer. A daemon: a Ctrl-C never waits for it."""
+    between the load and the first answer. ``memo_dir``: the run's cache folder, where the hashes
+    are kept (the loaders know it before the load starts). A daemon: a Ctrl-C never waits for it."""
     if not os.path.isdir(path):
         return
     with _HASHING_LOCK:
-        if path in _HASHING:
+        if (path, memo_dir) in _HASHING:
             return
-        made = _HASHING[path] = Future()
+        made = _HASHING[path, memo_dir] = Future()
 
     def hash_them() -> None:
         try:
             before = folder_stamps(path)
-            made.set_result((before, _weights_fingerprint(path)))
+            made.set_result((before, _weights_fingerprint(path, memo_dir)))
         except BaseException as exc:  # noqa: BLE001 - the fingerprint asked for later computes it again and says why
             made.set_exception(exc)
 
     threading.Thread(target=hash_them, name="timefoil-weights-hash", daemon=True).start()
 
 
-def weights_fingerprint(path: str) -> str:
+def weights_fingerprint(path: str, memo_dir: str | None = None) -> str:
     """``_weights_fingerprint``, taken from the hash started while the model loaded where there
     was one and no file of the folder was written since (else, or where it failed, computed
     again here, where a failure raises for the caller)."""
     with _HASHING_LOCK:
-        started = _HASHING.pop(path, None)
+        started = _HASHING.pop((path, memo_dir), None)
     if started is not None:
         try:
             stamps, fingerprint = started.result()
@@ -66,12 +68,12 @@ def weights_fingerprint(path: str) -> str:
             unchanged = False
         if unchanged:
             return fingerprint
-    return _weights_fingerprint(path)
+    return _weights_fingerprint(path, memo_dir)
 
 
 def folder_stamps(path: str) -> list:
-    """(name, size, modification time, inode) of each file of a folder: what tells a file
-    written again."""
+    """(name, size, modification time, status-change time, inode) of each file of a folder:
+    what tells a file written again (ctime too: one rewritten in place with its mtime put back)."""
     stamps = []
     for name in sorted(os.listdir(path)):
         try:
@@ -79,15 +81,16 @@ def folder_stamps(path: str) -> list:
         except OSError:  # gone since it was listed: written again, for what the stamps say
             stamps.append((name, None))
             continue
-        stamps.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
+        stamps.append((name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
     return stamps
 
 
-def _weights_fingerprint(path: str) -> str:
+def _weights_fingerprint(path: str, memo_dir: str | None = None) -> str:
     """For a local directory: the config's bytes, each weight file's name and content, and the
     bytes of the Python files a remote-code model runs (a folder without any keeps the same
     form). A checkpoint saved again into the same folder with the same shapes changes it; a
-    snapshot of the hub's cache is named by its commit instead of its files' bytes."""
+    snapshot of the hub's cache is named by its commit instead of its files' bytes. ``memo_dir``:
+    the cache folder that keeps the weights' hashes (the run's --cache-dir; else the default)."""
     if not os.path.isdir(path):
         return path
     names = sorted(f for f in os.listdir(path) if f.endswith(WEIGHT_FILES + (".json",)))
@@ -97,7 +100,7 @@ def _weights_fingerprint(path: str) -> str:
                       "sizes": [(f, os.path.getsize(os.path.join(path, f))) for f in names]}
     else:
         files = [(f, os.path.getsize(os.path.join(path, f))) for f in names if not f.endswith(WEIGHT_FILES)]
-        files += content_hashes(path, [f for f in names if f.endswith(WEIGHT_FILES)])
+        files += content_hashes(path, [f for f in names if f.endswith(WEIGHT_FILES)], memo_dir)
         files.sort()
     return _folder_hash(path, files)
 
@@ -117,17 +120,20 @@ def _folder_hash(path: str, files: Any) -> str:
                         **({"code": code} if code else {})})
 
 
-def content_hashes(folder: str, names: list[str]) -> list[tuple[str, int, str]]:
-    """(name, size, sha256) of each weight file, memoised on disk by its path, size, modification
-    time and inode: a load hashes the gigabytes of a checkpoint once, not each time, and a file
-    written again (a new inode or time) is hashed again."""
-    memo_path = os.path.join(default_cache_dir(), MEMO)
+def content_hashes(folder: str, names: list[str], memo_dir: str | None = None) -> list[tuple[str, int, str]]:
+    """(name, size, sha256) of each weight file, memoised on disk (in ``memo_dir``, the run's cache
+    folder) by its path, size, modification time, status-change time and inode: a load hashes
+    the gigabytes of a checkpoint once, not each time. A file written again has a new inode or
+    mtime, and one rewritten in place with its old mtime put back (``dd conv=notrunc`` then
+    ``touch -d``, ``rsync --inplace -t``) a new ctime, which the kernel sets and no call can
+    set back: each is hashed again."""
+    memo_path = os.path.join(memo_dir or default_cache_dir(), MEMO)
     memo = _read_memo(memo_path)
     found, changed = [], False
     for name in names:
         full = os.path.abspath(os.path.join(folder, name))
         st = os.stat(full)
-        stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+        stamp = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
         known = memo.get(full)
         if not (isinstance(known, dict) and known.get("stamp") == stamp and isinstance(known.get("sha256"), str)):
             known = memo[full] = {"stamp": stamp, "sha256": file_hash(full)}
@@ -136,6 +142,35 @@ def content_hashes(folder: str, names: list[str]) -> list[tuple[str, int, str]]:
     if changed:  # entries of files gone since are dropped, so the memo stays the size of what is here
         _write_memo(memo_path, {f: known for f, known in memo.items() if os.path.exists(f)})
     return found
+
+
+def model_files(path: str, memo_dir: str | None = None) -> dict[str, str]:
+    """What each file the fingerprint reads holds, by name (weight files and config.json by their
+    content, the other .json files by size, model code by content; nothing for a hub id). Kept
+    in run.json, so that a refusal can name the file that changed since, weight file or not."""
+    if not os.path.isdir(path) or HUB_SNAPSHOT.search(os.path.realpath(path)):
+        return {}
+    names = sorted(f for f in os.listdir(path) if f.endswith(WEIGHT_FILES + (".json", ".py")))
+    files = {name: sha for name, _, sha in content_hashes(path, [f for f in names if f.endswith(WEIGHT_FILES)],
+                                                           memo_dir)}
+    for name in names:
+        if not name.endswith(WEIGHT_FILES):
+            full = os.path.join(path, name)
+            files[name] = file_hash(full) if name == "config.json" or name.endswith(".py") else \
+                f"{os.path.getsize(full)} bytes"
+    return files
+
+
+def files_changed(before: dict, now: dict) -> str:
+    """Which files of a model folder changed between two ``model_files``, in words: the weight
+    files said as such, any other file (config.json, model code) named as not being one."""
+    changed = sorted(n for n in set(before) | set(now) if before.get(n) != now.get(n))
+    others = [n for n in changed if not n.endswith(WEIGHT_FILES)]
+    named = f"{', '.join(others[:3])}{' and more' if len(others) > 3 else ''}"
+    if others and len(others) == len(changed):
+        return f"{named} changed since; {'it is not a weight file' if len(others) == 1 else 'none is a weight file'}"
+    # the same listing (the fingerprint's other parts differ) is said as the weights, as before
+    return "the model's weight files" + (f" and {named}" if others else "") + " changed since"
 
 
 def _read_memo(path: str) -> dict:
@@ -249,8 +284,6 @@ def load_pretrained(path: str, *, dtype: str = "float32", device_map: str | None
     if trust_remote_code:
         kwargs["trust_remote_code"] = True
     config = AutoConfig.from_pretrained(path, **kwargs)
-    if not gguf_file:
-        hash_weights_meanwhile(path)  # the fingerprint is ready when the load ends
     refuse_without_language(config)
     refuse_unfaithful(getattr(config, "model_type", ""))
     model_class = model_class_of(config)
@@ -293,4 +326,4 @@ def answering_part(model):
 
 __all__ = ["code_fingerprint", "language_model_types", "load_pretrained", "loaded_code_fingerprint", "model_class_of",
            "hash_weights_meanwhile", "refuse_untrusted_code", "refuse_without_language", "sized_weights_fingerprint",
-           "takes_vision", "weights_fingerprint"]
+           "takes_vision", "model_files", "files_changed", "weights_fingerprint"]

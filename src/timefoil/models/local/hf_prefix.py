@@ -16,6 +16,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from .context import refuse_past_context
 from .greedy import Continuation, cache_keyword, cache_of, kept_logits
 from .row_budget import free_bytes
 from .suffix_rows import joinable, joined_rows, read_positions, suffix_chunks
@@ -82,6 +83,7 @@ class PrefixReuse:
         encoded = self._encoded([p + c for p, c in prompts], video)
         self.stats["host_encodes"] += encoded.whole
         sequences, first = encoded.sequences, encoded.inputs
+        refuse_past_context(self.model, [len(s) for s in sequences])
         captions = self._caption_lengths(prompts)
         shared = min(len(s) for s in sequences) - 1
         for s in sequences[1:]:

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from html import escape
 
 from ..pairing import HEADLINE_ITEMS
+from ...core.output import write_whole
 from ...core.paths import __version__
 from ..headline import ABOVE, BELOW, RULE, mark_of
 from ..report import ScoredRun, format_difference, format_p, load_scored, reading_line
@@ -301,6 +302,4 @@ by timefoil {escape(__version__)}</p><ul class="runs">{_run_list(runs, path)}</u
 <script>{_asset("sort.js")}</script>
 </body></html>
 """
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(html_text)
-    return path
+    return write_whole(path, html_text)  # whole or not at all: a full disk leaves no cut page

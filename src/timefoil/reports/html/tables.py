@@ -8,6 +8,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ...benchmarks import BENCHMARKS
+from ...core.output import write_whole
 from ..headline import ABOVE, mark_of
 from ..pairing import HEADLINE_ITEMS, load_outcomes
 from ...protocols import Outcome
@@ -174,31 +175,34 @@ def other_rows(table: PaperTable) -> list[tuple[ScoredRun, str, list[str]]]:
 
 
 def write_table_csv(tables: list[PaperTable], path: str) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        for table in tables:
-            writer.writerow(["benchmark", table.benchmark, "protocol", table.protocol]
-                            + (["table", table.caption or f"by {table.part}"] if table.part else []))
-            writer.writerow(["run"] + table.headings)
-            writer.writerow(["chance"] + [_format(table.chance(c)) for c in table.columns])
-            for run, metrics in table.rows:
-                writer.writerow([run.label] + [_value(metrics.get("/".join(c))) for c in table.columns])
-            for _, label, cells in other_rows(table):
-                writer.writerow([label] + cells)
-            for row in table.quoted:
-                writer.writerow([f"{row.label} (quoted from the {row.cited})"]
-                                + [table.quoted_value(row, c) for c in table.columns])
-            if table.pairs:
-                writer.writerow([])
-                writer.writerow([f"{table.title}: paired comparison over the {HEADLINE_ITEMS} (McNemar exact)"])
-                writer.writerow(["run A", "run B", "unit", "paired items", "A right", "B right", "B - A",
-                                 "only A right", "only B right", "paired p"])
-                for p in table.pairs:
-                    c = p.comparison
-                    writer.writerow([p.first.label, p.second.label, c.unit, c.n, c.first_right, c.second_right,
-                                     format_difference(c.difference), c.only_first, c.only_second,
-                                     format_p(c.p_value)])
+    write_whole(path, lambda handle: _write_csv(tables, handle), newline="")
+
+
+def _write_csv(tables: list[PaperTable], handle) -> None:
+    writer = csv.writer(handle)
+    for table in tables:
+        writer.writerow(["benchmark", table.benchmark, "protocol", table.protocol]
+                        + (["table", table.caption or f"by {table.part}"] if table.part else []))
+        writer.writerow(["run"] + table.headings)
+        writer.writerow(["chance"] + [_format(table.chance(c)) for c in table.columns])
+        for run, metrics in table.rows:
+            writer.writerow([run.label] + [_value(metrics.get("/".join(c))) for c in table.columns])
+        for _, label, cells in other_rows(table):
+            writer.writerow([label] + cells)
+        for row in table.quoted:
+            writer.writerow([f"{row.label} (quoted from the {row.cited})"]
+                            + [table.quoted_value(row, c) for c in table.columns])
+        if table.pairs:
             writer.writerow([])
+            writer.writerow([f"{table.title}: paired comparison over the {HEADLINE_ITEMS} (McNemar exact)"])
+            writer.writerow(["run A", "run B", "unit", "paired items", "A right", "B right", "B - A",
+                             "only A right", "only B right", "paired p"])
+            for p in table.pairs:
+                c = p.comparison
+                writer.writerow([p.first.label, p.second.label, c.unit, c.n, c.first_right, c.second_right,
+                                 format_difference(c.difference), c.only_first, c.only_second,
+                                 format_p(c.p_value)])
+        writer.writerow([])
 
 
 def _format(value: float | None) -> str:
@@ -219,8 +223,7 @@ def write_table_json(tables: list[PaperTable], path: str) -> None:
                                    for r in t.quoted],
              "comparisons": [p.to_json() for p in t.pairs]}
             for t in tables]
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
+    write_whole(path, json.dumps(data, indent=2, ensure_ascii=False))
 
 
 _LATEX = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
@@ -253,5 +256,4 @@ def write_table_latex(tables: list[PaperTable], path: str) -> None:
             lines.append(r"\textit{" + latex_escape(f"{row.label} ({row.cited})") + "} & "
                          + " & ".join(table.quoted_value(row, c) for c in table.columns) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", ""]
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines))
+    write_whole(path, "\n".join(lines))
