@@ -216,3 +216,32 @@ class Scripted(Model):
 
     def answer_similarity(self, requests, frames):
         return [Answer(score=self.replies[r.text]) for r in requests]
+
+
+def velociti_folder(root, videos: int, rows: int, words: list[str], *, seed: int, longest: int = 9,
+                    sizes=((48, 64),), shift: int = 7) -> str:
+    """VELOCITI's layout in ``root`` (velociti.jsonl, every row in the paper subset, and
+    videos/<id>.mp4): ``rows`` rows (a caption and its foil, of 3 to ``longest`` of ``words``) a
+    video, so 2 x ``rows`` captions a video; video v of ``sizes[v]`` (cycled), its pattern rolled
+    by ``shift`` x v pixels so that no two videos are alike."""
+    import json
+    import random
+
+    import numpy as np
+
+    from timefoil.benchmarks.velociti import TESTS
+    from timefoil.testing import pattern_frames
+    from timefoil.video.decode import write_video
+
+    (root / "videos").mkdir(parents=True)
+    rng = random.Random(seed)
+    with open(root / "velociti.jsonl", "w") as handle:
+        for n in range(videos * rows):
+            pos, neg = (" ".join(rng.choice(words) for _ in range(rng.randint(3, longest))) for _ in range(2))
+            handle.write(json.dumps({"test_name": TESTS[n % len(TESTS)], "video_id": f"v_clip{n % videos}_seg_0_4",
+                                     "pos": pos, "neg": neg, "in_subset": True}) + "\n")
+    for v in range(videos):
+        height, width = sizes[v % len(sizes)]
+        frames = np.roll(pattern_frames(8, height, width), shift * v, axis=2)
+        write_video(str(root / "videos" / f"v_clip{v}_seg_0_4.mp4"), frames, 2)
+    return str(root)

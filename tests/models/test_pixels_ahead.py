@@ -2,23 +2,18 @@
 decode-ahead workers, on every device, once a video, and the answers equal those of pixels
 built on the answering thread. The thread that built each video's pixels is recorded by the
 pixel cache (``PixelCache.built_by``)."""
-import json
-import random
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from timefoil import RunConfig  # noqa: E402
-from timefoil.benchmarks.velociti import TESTS  # noqa: E402
 from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm  # noqa: E402
-from timefoil.video.decode import write_video  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402
-from helpers import run_records  # noqa: E402
+from helpers import run_records, velociti_folder  # noqa: E402
 
 WORDS = "a man woman opens closes the door slowly quickly two birds fly dog runs after ball".split()
 VIDEOS, ROWS = 3, 2  # 2 rows of a caption and its foil a video: 4 captions a video
@@ -26,17 +21,7 @@ VIDEOS, ROWS = 3, 2  # 2 rows of a caption and its foil a video: 4 captions a vi
 
 @pytest.fixture(scope="module")
 def velociti(tmp_path_factory):
-    root = tmp_path_factory.mktemp("velociti")
-    (root / "videos").mkdir()
-    rng = random.Random(3)
-    with open(root / "velociti.jsonl", "w") as handle:
-        for n in range(VIDEOS * ROWS):
-            pos, neg = (" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 7))) for _ in range(2))
-            handle.write(json.dumps({"test_name": TESTS[n % len(TESTS)], "video_id": f"v_clip{n % VIDEOS}_seg_0_4",
-                                     "pos": pos, "neg": neg, "in_subset": True}) + "\n")
-    for v in range(VIDEOS):
-        write_video(str(root / "videos" / f"v_clip{v}_seg_0_4.mp4"), np.roll(pattern_frames(8, 48, 64), 5 * v, 2), 2)
-    return str(root)
+    return velociti_folder(tmp_path_factory.mktemp("velociti"), VIDEOS, ROWS, WORDS, seed=3, longest=7, shift=5)
 
 
 @pytest.mark.parametrize("prefix_reuse", [True, False], ids=["prefix-once", "plain-rows"])

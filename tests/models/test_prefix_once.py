@@ -2,17 +2,13 @@
 (the vision tower's one call), one pixel build, no copy of the prefix's KV cache, and one read
 of the answers off the device per video; the answers equal the plain path's (prefix reuse off).
 VELOCITI-shaped: 20 captions a video, on tiny random models of every built family."""
-import json
-import random
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from timefoil import RunConfig  # noqa: E402
-from timefoil.benchmarks.velociti import TESTS  # noqa: E402
 from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.models.families import FAMILIES  # noqa: E402
 from timefoil.models.local.hf_generative import HFGenerative  # noqa: E402
@@ -20,9 +16,8 @@ from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm  # noqa: E402
-from timefoil.video.decode import write_video  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402
-from helpers import run_records  # noqa: E402
+from helpers import run_records, velociti_folder  # noqa: E402
 
 WORDS = "a man woman opens closes the door slowly quickly two birds fly dog runs after ball red blue".split()
 VIDEOS, ROWS = 2, 10  # 10 rows of a caption and its foil: 20 captions a video
@@ -31,18 +26,7 @@ VIDEOS, ROWS = 2, 10  # 10 rows of a caption and its foil: 20 captions a video
 @pytest.fixture(scope="module")
 def velociti(tmp_path_factory):
     """VELOCITI's layout: velociti.jsonl (every row in the paper subset) and videos/<id>.mp4."""
-    root = tmp_path_factory.mktemp("velociti")
-    (root / "videos").mkdir()
-    rng = random.Random(5)
-    with open(root / "velociti.jsonl", "w") as handle:
-        for n in range(VIDEOS * ROWS):
-            pos, neg = (" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))) for _ in range(2))
-            handle.write(json.dumps({"test_name": TESTS[n % len(TESTS)], "video_id": f"v_clip{n % VIDEOS}_seg_0_4",
-                                     "pos": pos, "neg": neg, "in_subset": True}) + "\n")
-    for v in range(VIDEOS):
-        frames = np.roll(pattern_frames(8, 48, 64), 7 * v, axis=2)
-        write_video(str(root / "videos" / f"v_clip{v}_seg_0_4.mp4"), frames, 2)
-    return str(root)
+    return velociti_folder(tmp_path_factory.mktemp("velociti"), VIDEOS, ROWS, WORDS, seed=5)
 
 
 class Counted:

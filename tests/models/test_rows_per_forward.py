@@ -3,9 +3,7 @@ bounded by a memory estimate, not by a fixed 8), and the suffixes of several vid
 captions run together, on one cache joining their prefixes (each padded before its first slot
 to the longest); the answers equal the plain path's. Through the runner, VELOCITI-shaped, on
 the tiny models of every built family that runs a prefix."""
-import json
 import math
-import random
 
 import numpy as np
 import pytest
@@ -14,7 +12,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from timefoil import RunConfig  # noqa: E402
-from timefoil.benchmarks.velociti import TESTS  # noqa: E402
 from timefoil.core.items import VideoRef  # noqa: E402
 from timefoil.execution.runner import Runner  # noqa: E402
 from timefoil.models.families import FAMILIES  # noqa: E402
@@ -24,37 +21,19 @@ from timefoil.models.local.hf_inputs import frames_of  # noqa: E402
 from timefoil.models.local.row_budget import RowCost  # noqa: E402
 from timefoil.models.requests import Request  # noqa: E402
 from timefoil.testing import pattern_frames, tiny_vlm  # noqa: E402
-from timefoil.video.decode import write_video  # noqa: E402
 from timefoil.video.sampling import Sampling  # noqa: E402
-from helpers import run_records  # noqa: E402
+from helpers import run_records, velociti_folder  # noqa: E402
 
 WORDS = "a man woman opens closes the door slowly quickly two birds fly dog runs after ball red blue".split()
 PREFIXED = [f for f in FAMILIES if FAMILIES[f].prefix_reuse_off is None]
 SIZES = [(48, 64), (64, 96), (56, 80), (48, 64), (64, 64), (80, 112)]  # frame sizes: vision tokens differ by video
 
 
-def velociti_folder(root, videos: int, rows: int) -> str:
-    """VELOCITI's layout, ``rows`` rows (a caption and its foil) a video: 2 x ``rows`` captions a
-    video, of 3 to 9 words; the videos of different sizes."""
-    (root / "videos").mkdir(parents=True)
-    rng = random.Random(7)
-    with open(root / "velociti.jsonl", "w") as handle:
-        for n in range(videos * rows):
-            pos, neg = (" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))) for _ in range(2))
-            handle.write(json.dumps({"test_name": TESTS[n % len(TESTS)], "video_id": f"v_clip{n % videos}_seg_0_4",
-                                     "pos": pos, "neg": neg, "in_subset": True}) + "\n")
-    for v in range(videos):
-        height, width = SIZES[v % len(SIZES)]
-        frames = np.roll(pattern_frames(8, height, width), 7 * v, axis=2)
-        write_video(str(root / "videos" / f"v_clip{v}_seg_0_4.mp4"), frames, 2)
-    return str(root)
-
-
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     """20 captions a video over 2 videos; 4 captions a video over 6."""
-    return {20: velociti_folder(tmp_path_factory.mktemp("wide"), 2, 10),
-            4: velociti_folder(tmp_path_factory.mktemp("narrow"), 6, 2)}
+    return {20: velociti_folder(tmp_path_factory.mktemp("wide"), 2, 10, WORDS, seed=7, sizes=SIZES),
+            4: velociti_folder(tmp_path_factory.mktemp("narrow"), 6, 2, WORDS, seed=7, sizes=SIZES)}
 
 
 def answered(folder: str, model: HFGenerative, run_dir) -> dict[str, dict]:
