@@ -109,3 +109,23 @@ def test_from_python_a_given_model_is_fitted_or_refused(suite, tmp_path):
     report = run(RunConfig("synth", f"clip:{path}", data_dir=suite), str(tmp_path / "fitted"),
                  cache_dir=str(tmp_path / "cache"), model=model, progress=False)
     assert report.errors == 0 and report.items > 0
+
+
+def test_the_single_frame_ablation_is_refused_before_decoding_and_left_out_of_an_ablation(suite, tmp_path, capsys):
+    """One frame shown to a model that takes 4 would fail every request: ``run --single-frame`` is
+    refused in one line before any video is decoded; ``ablate`` leaves that condition out, saying
+    so, and runs the other four (full, shuffled, reversed, blind) on 4 frames."""
+    from timefoil.commands.ablation import ablate
+
+    path = xclip(suite, tmp_path)
+    result = cli(*argv(suite, tmp_path, path, "--single-frame"), timeout=120)
+    assert result.returncode != 0 and not (tmp_path / "run").exists()
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"Error: clip:{path} takes exactly 4 frames (its vision config's num_frames): the single-frame ablation, "
+        "which shows one, cannot be run with it")
+    config = RunConfig(benchmark="synth", model=f"clip:{path}", data_dir=suite,
+                       sampling=Sampling(frames=4)).resolved()
+    done = ablate(config, str(tmp_path / "ablation"), cache_dir=str(tmp_path / "cache"))
+    assert [name for name, _ in done.runs] == ["full", "shuffled", "reversed", "blind"]
+    assert "timefoil: single frame left out: " in capsys.readouterr().err
+    assert not (tmp_path / "ablation" / "single-frame").exists()

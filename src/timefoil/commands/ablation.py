@@ -4,6 +4,7 @@ with the full-video run on the same items (McNemar's exact test)."""
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, replace
 
 from rich.table import Table
@@ -13,7 +14,7 @@ from ..models import load_model
 from ..reports.pairing import HEADLINE_ITEMS, Comparison, compare, load_outcomes, rights
 from ..core.paths import cache_root
 from ..reports.report import ScoredRun, format_difference, format_p, load_scored, metric_cell, split_name
-from ..execution.config import RunConfig
+from ..execution.config import FramesRefused, RunConfig
 from ..execution.runner import run
 from ..protocols.readings import MEANT
 
@@ -41,8 +42,14 @@ def ablate(config: RunConfig, out: str, *, frames: tuple[int, ...] = (), cache_d
         blind = change.get("blind", False)
         sampling = replace(config.sampling, **{k: v for k, v in change.items() if k != "blind"})
         run_dir = os.path.join(out, name.replace(" ", "-"))
-        run(replace(config, sampling=sampling, blind=blind), run_dir, cache_dir=cache_dir, model=model,
-            progress=progress, threads=threads)
+        try:
+            run(replace(config, sampling=sampling, blind=blind), run_dir, cache_dir=cache_dir, model=model,
+                progress=progress, threads=threads)
+        except FramesRefused as exc:  # a model of a fixed frame count (X-CLIP): the other conditions still run
+            if not runs:  # the full run itself: nothing to compare with
+                raise
+            print(f"timefoil: {name} left out: {exc}", file=sys.stderr)
+            continue
         runs.append((name, replace(load_scored(run_dir, reading), label=name)))
     return paired_ablation(runs, config.benchmark, config.protocol, reading)
 

@@ -62,6 +62,10 @@ def shown_count(sampling: Sampling) -> str:
     return f"{sampling.frames} frames" if sampling.frames is not None else f"{sampling.fps:g} fps"
 
 
+class FramesRefused(RunError):
+    """A sampling a model with a fixed frame count cannot take (``fitted_to_model``)."""
+
+
 def fitted_to_model(config: RunConfig, fixed: tuple[int, str] | None) -> tuple[RunConfig, str | None]:
     """``config`` for a model that takes exactly ``fixed[0]`` frames (X-CLIP), and the line that
     says what changed. Where the benchmark's own sampling asks another count (Vinoground's 32
@@ -73,11 +77,14 @@ def fitted_to_model(config: RunConfig, fixed: tuple[int, str] | None) -> tuple[R
     count, source = fixed
     default = get_benchmark(config.benchmark).default_sampling
     asked = config.sampling or default
+    if asked.single_frame and count != 1:  # the single-frame ablation shows one frame: never fitted
+        raise FramesRefused(f"{redact(config.model)} takes exactly {count} frames ({source}): the single-frame "
+                            "ablation, which shows one, cannot be run with it")
     if asked.frames == count:
         return config, None
     if (asked.frames, asked.fps) != (default.frames, default.fps):  # not the benchmark's: the user's own
-        raise RunError(f"{redact(config.model)} takes exactly {count} frames ({source}), not {shown_count(asked)}; "
-                       f"use --frames {count}")
+        raise FramesRefused(f"{redact(config.model)} takes exactly {count} frames ({source}), not "
+                            f"{shown_count(asked)}; use --frames {count}")
     sampling = replace(asked, frames=count, fps=None, max_frames=max(count, asked.max_frames or count))
     return replace(config, sampling=sampling), (
         f"{config.benchmark}: {redact(config.model)} takes exactly {count} frames ({source}): sampling {count} "
