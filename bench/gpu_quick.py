@@ -242,7 +242,7 @@ def quick_cli(model, spec, folder: str, work: str, timeout_s: float = 900.0, com
     while process.poll() is None:  # the first answer: the first line written to items.jsonl
         if time.perf_counter() - started > timeout_s:
             process.kill()
-            process.wait()
+            process.wait(timeout=30)
             break
         if "first" not in marks and any(os.path.getsize(p) for p in glob.glob(os.path.join(out, "**", "items.jsonl"),
                                                                                 recursive=True)):
